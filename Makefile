@@ -1,0 +1,50 @@
+# Entry points: `make test` (set-up, build, every test, sanitizer builds) and `make demo`.
+# Everything the project needs comes from Debian's packages, installed by `make deps`.
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
+# Debian packages the build, the tests and the plotting tools need.
+DEB_PACKAGES := cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev \
+  libfmt-dev nlohmann-json3-dev libcli11-dev libhwloc-dev openmpi-bin libopenmpi-dev \
+  mpich libmpich-dev python3 python3-matplotlib clang-format-14
+
+.PHONY: all deps build test test-release test-asan test-tsan demo format format-check clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build/%/build.ninja:
+	cmake --preset $* > /dev/null
+
+build-%: deps build/%/build.ninja
+	cmake --build build/$* -j $(JOBS)
+
+build: build-release
+
+test-%: build-%
+	ctest --test-dir build/$* $(CTEST_FLAGS)
+
+test: test-release test-asan test-tsan format-check
+
+demo: build-release
+	./build/release/apps/tilepipe/tilepipe plan --kernel wave3d --size 12x12x524288 --nodes 9 --cpus 1 --schedule overlap --tile 1024
+	./build/release/apps/tilepipe/tilepipe plan --kernel wave3d --size 16x16x65536 --nodes 8 --cpus 2 --schedule overlap --grouping hyperplane --tile 1024
+
+format:
+	git ls-files '*.cpp' '*.hpp' | xargs clang-format-14 -i
+
+format-check:
+	@git ls-files '*.cpp' '*.hpp' | xargs clang-format-14 --dry-run --Werror
+
+clean:
+	rm -rf build

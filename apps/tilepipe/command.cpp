@@ -1,0 +1,37 @@
+// Shared CLI plumbing: the registry, error reporting and CLI11 parsing with one-line errors.
+#include "command.hpp"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+
+namespace tp::app {
+
+std::vector<Command>& commands() {
+  static std::vector<Command> registry;
+  return registry;
+}
+
+int report_error(const Error& error) {
+  fmt::print(stderr, "tilepipe: error: {}\n", error.message);
+  return error.is_user_error() ? exit_bad_input : exit_failure;
+}
+
+int parse_cli(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return exit_ok;
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    for (char& c : what) {
+      if (c == '\n') c = ' ';
+    }
+    fmt::print(stderr, "tilepipe: error: {}\n", what);
+    return exit_bad_input;
+  }
+  return -1;
+}
+
+}  // namespace tp::app

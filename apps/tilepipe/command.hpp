@@ -1,0 +1,40 @@
+// The subcommand registry: each subcommand file registers itself; main.cpp dispatches on argv[1].
+#pragma once
+
+#include <tilepipe/support/error.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <string_view>
+#include <vector>
+
+namespace tp::app {
+
+/// One subcommand: `tilepipe <name> ...`; run receives argv with argv[0] = "tilepipe <name>".
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(int argc, char** argv);
+};
+
+/// All registered subcommands, in registration order.
+std::vector<Command>& commands();
+
+/// Registers a subcommand at static-initialization time (one object per subcommand file).
+struct CommandRegistration {
+  explicit CommandRegistration(Command c) { commands().push_back(c); }
+};
+
+/// Exit codes: 0 success, 1 run-time failure, 2 bad input.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;
+inline constexpr int exit_bad_input = 2;
+
+/// Prints "tilepipe: error: <message>" on stderr; returns 2 for user errors, 1 otherwise.
+int report_error(const Error& error);
+
+/// Parses argv with CLI11; returns -1 when parsing succeeded and the command should run, or the
+/// exit code to return (0 after --help, 2 after a one-line error on stderr).
+int parse_cli(CLI::App& app, int argc, char** argv);
+
+}  // namespace tp::app

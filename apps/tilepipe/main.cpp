@@ -1,0 +1,48 @@
+// tilepipe: dispatches `tilepipe <command> ...` to the registered subcommands.
+#include "command.hpp"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <string_view>
+
+namespace {
+
+void print_usage(std::FILE* out) {
+  fmt::print(out,
+             "usage: tilepipe <command> [options]   (tilepipe <command> --help for details)\n\n");
+  fmt::print(out, "commands:\n");
+  for (const auto& c : tp::app::commands()) fmt::print(out, "  {:<11} {}\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return tp::app::exit_bad_input;
+  }
+  const std::string_view name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_usage(stdout);
+    return tp::app::exit_ok;
+  }
+  for (const auto& c : tp::app::commands()) {
+    if (c.name != name) continue;
+    std::string prog = "tilepipe " + std::string(name);
+    argv[1] = prog.data();
+    try {
+      return c.run(argc - 1, argv + 1);
+    } catch (const std::bad_alloc&) {
+      fmt::print(stderr, "tilepipe: error: out of memory\n");
+      return tp::app::exit_failure;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tilepipe: error: {}\n", e.what());
+      return tp::app::exit_failure;
+    }
+  }
+  fmt::print(stderr, "tilepipe: error: unknown command '{}' (try: tilepipe --help)\n", name);
+  return tp::app::exit_bad_input;
+}

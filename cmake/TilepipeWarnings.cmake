@@ -1,0 +1,20 @@
+# Warning flags and sanitizer flags on INTERFACE targets (never global flags).
+add_library(tilepipe_warnings INTERFACE)
+target_compile_options(tilepipe_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
+  -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual
+  # The wave kernels are defined as rounded float32 products and sums (no FMA contraction).
+  -ffp-contract=off
+  $<$<BOOL:${TILEPIPE_WERROR}>:-Werror>)
+
+add_library(tilepipe_sanitizers INTERFACE)
+if(TILEPIPE_SANITIZER STREQUAL "address")
+  target_compile_options(tilepipe_sanitizers INTERFACE
+    -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_link_options(tilepipe_sanitizers INTERFACE -fsanitize=address,undefined)
+elseif(TILEPIPE_SANITIZER STREQUAL "thread")
+  target_compile_options(tilepipe_sanitizers INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(tilepipe_sanitizers INTERFACE -fsanitize=thread)
+elseif(NOT TILEPIPE_SANITIZER STREQUAL "")
+  message(FATAL_ERROR "TILEPIPE_SANITIZER must be empty, 'address' or 'thread', not '${TILEPIPE_SANITIZER}'")
+endif()
