@@ -8,10 +8,12 @@ Expected<KernelInfo> find_kernel(std::string_view name) {
   if (name == "wave3d") return KernelInfo{"wave3d", 3, plan::DependenceMatrix::unit(3)};
   if (name == "wave4d") return KernelInfo{"wave4d", 4, plan::DependenceMatrix::unit(4)};
   if (name == "sw") return KernelInfo{"sw", 2, *plan::DependenceMatrix::parse("1,0;0,1;1,1")};
-  return fail(Errc::invalid_argument,
-              "--kernel: unknown kernel '" + std::string(name) + "' (choose " + kernel_names() + ")");
+  return fail(Errc::invalid_argument, "--kernel: unknown kernel '" + std::string(name) +
+                                          "' (choose " + kernel_names() + ")");
 }
 
-std::string kernel_names() { return "wave2d|wave3d|wave4d|sw"; }
+std::string kernel_names() {
+  return "wave2d|wave3d|wave4d|sw";
+}
 
 }  // namespace tp::app

@@ -41,18 +41,18 @@ Expected<plan::PlanRequest> PlanOptions::to_request() const {
     auto k = find_kernel(kernel);
     if (!k) return Unexpected{k.error()};
     if (k->dims != n) {
-      return fail(Errc::invalid_argument,
-                  "--kernel " + kernel + " is " + std::to_string(k->dims) + "-dimensional but --size " +
-                      size + " has " + std::to_string(n) + " dimensions");
+      return fail(Errc::invalid_argument, "--kernel " + kernel + " is " + std::to_string(k->dims) +
+                                              "-dimensional but --size " + size + " has " +
+                                              std::to_string(n) + " dimensions");
     }
     req.deps = k->deps;
   } else {
     auto d = plan::DependenceMatrix::parse(deps);
     if (!d) return Unexpected{d.error()};
     if (d->dims() != n) {
-      return fail(Errc::invalid_argument,
-                  "--deps vectors have " + std::to_string(d->dims()) + " entries but --size " +
-                      size + " has " + std::to_string(n) + " dimensions");
+      return fail(Errc::invalid_argument, "--deps vectors have " + std::to_string(d->dims()) +
+                                              " entries but --size " + size + " has " +
+                                              std::to_string(n) + " dimensions");
     }
     req.deps = *d;
   }
@@ -66,8 +66,9 @@ Expected<plan::PlanRequest> PlanOptions::to_request() const {
     req.tile_kind = plan::TileSpecKind::matrix;
     req.h = *h;
   } else if (tile.empty()) {
-    return fail(Errc::invalid_argument,
-                "--tile is required: the tile extents (e.g. 4x4x1024) or the tile height (e.g. 1024)");
+    return fail(
+        Errc::invalid_argument,
+        "--tile is required: the tile extents (e.g. 4x4x1024) or the tile height (e.g. 1024)");
   } else if (tile.find('x') == std::string::npos) {
     auto z = parse_int(tile, "--tile");
     if (!z) return Unexpected{z.error()};
@@ -98,8 +99,8 @@ Expected<plan::PlanRequest> PlanOptions::to_request() const {
   if (map_dim != "auto") {
     auto md = parse_int(map_dim, "--map-dim");
     if (!md) {
-      return fail(Errc::invalid_argument, "--map-dim: '" + map_dim + "' is not auto or 1.." +
-                                              std::to_string(n));
+      return fail(Errc::invalid_argument,
+                  "--map-dim: '" + map_dim + "' is not auto or 1.." + std::to_string(n));
     }
     if (*md < 1 || *md > n) {
       return fail(Errc::invalid_argument, "--map-dim " + std::to_string(*md) +

@@ -9,7 +9,8 @@ namespace {
 
 std::string join(const plan::Index& v, std::string_view sep) {
   std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? std::string(sep) : "") + std::to_string(v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    s += (i ? std::string(sep) : "") + std::to_string(v[i]);
   return s;
 }
 
@@ -62,8 +63,8 @@ std::string plan_to_text(const plan::Plan& p, const std::string& kernel) {
     s += fmt::format("  {:<18} {}\n", key, value);
   };
   s += fmt::format("tilepipe plan{}\n", kernel.empty() ? "" : " (" + kernel + ")");
-  row("iteration space", fmt::format("{}  ({} points)", join(p.space().extents(), "x"),
-                                     p.space().points()));
+  row("iteration space",
+      fmt::format("{}  ({} points)", join(p.space().extents(), "x"), p.space().points()));
   row("dependences D", p.deps().to_string());
   if (p.tiling().is_rectangular()) {
     row("tile", fmt::format("{}  (grain {} points)", join(p.tiling().tile_extents(), "x"),
@@ -71,8 +72,8 @@ std::string plan_to_text(const plan::Plan& p, const std::string& kernel) {
   } else {
     row("tiling matrix H", p.tiling().h().to_string());
   }
-  row("tile space J^S", fmt::format("{}  ({} tiles)", join(p.tile_space().counts(), "x"),
-                                    p.tile_space().size()));
+  row("tile space J^S",
+      fmt::format("{}  ({} tiles)", join(p.tile_space().counts(), "x"), p.tile_space().size()));
   std::string ds;
   for (const auto& d : p.tile_deps()) ds += (ds.empty() ? "" : " ") + plan::to_string(d);
   row("tile deps D^S", ds);

@@ -14,8 +14,8 @@ std::string to_string(const Index& v) {
 Expected<IterationSpace> IterationSpace::make(Index extents) {
   const int n = static_cast<int>(extents.size());
   if (n < min_dims || n > max_dims) {
-    return fail(Errc::invalid_argument, "iteration space has " + std::to_string(n) +
-                                            " dimensions; tilepipe plans 2 to 6");
+    return fail(Errc::invalid_argument,
+                "iteration space has " + std::to_string(n) + " dimensions; tilepipe plans 2 to 6");
   }
   std::int64_t points = 1;
   for (int d = 0; d < n; ++d) {
@@ -51,10 +51,10 @@ Expected<DependenceMatrix> DependenceMatrix::make(int dims, std::vector<Index> v
   }
   for (const auto& v : vectors) {
     if (static_cast<int>(v.size()) != dims) {
-      return fail(Errc::invalid_argument,
-                  "dependence vector " + plan::to_string(v) + " has " + std::to_string(v.size()) +
-                      " entries but the iteration space has " + std::to_string(dims) +
-                      " dimensions");
+      return fail(Errc::invalid_argument, "dependence vector " + plan::to_string(v) + " has " +
+                                              std::to_string(v.size()) +
+                                              " entries but the iteration space has " +
+                                              std::to_string(dims) + " dimensions");
     }
     bool zero = true;
     for (auto x : v) zero = zero && x == 0;
@@ -84,10 +84,9 @@ Expected<DependenceMatrix> DependenceMatrix::parse(std::string_view text) {
   const int dims = static_cast<int>(vectors.front().size());
   for (std::size_t i = 1; i < vectors.size(); ++i) {
     if (static_cast<int>(vectors[i].size()) != dims) {
-      return fail(Errc::invalid_argument,
-                  "--deps: vector " + std::to_string(i + 1) + " has " +
-                      std::to_string(vectors[i].size()) + " entries but vector 1 has " +
-                      std::to_string(dims));
+      return fail(Errc::invalid_argument, "--deps: vector " + std::to_string(i + 1) + " has " +
+                                              std::to_string(vectors[i].size()) +
+                                              " entries but vector 1 has " + std::to_string(dims));
     }
   }
   return make(dims, std::move(vectors));

@@ -48,7 +48,7 @@ bool better(const Candidate& a, const Candidate& b) {
 }
 
 std::int64_t node_face_points(const Index& mesh_full, const Index& cpu_full, const Tiling& tiling,
-                         int map_dim, std::int64_t cpus) {
+                              int map_dim, std::int64_t cpus) {
   std::int64_t total = 0;
   const int n = tiling.dims();
   for (int k = 0; k < n; ++k) {
@@ -123,10 +123,10 @@ Expected<Plan> Plan::make(const PlanRequest& req) {
   const int n = space->dims();
   if (!req.deps) return fail(Errc::invalid_argument, "no dependences given (--kernel or --deps)");
   if (req.deps->dims() != n) {
-    return fail(Errc::invalid_argument,
-                "the dependence vectors have " + std::to_string(req.deps->dims()) +
-                    " entries but the iteration space " + join_x(req.size) + " has " +
-                    std::to_string(n) + " dimensions");
+    return fail(Errc::invalid_argument, "the dependence vectors have " +
+                                            std::to_string(req.deps->dims()) +
+                                            " entries but the iteration space " + join_x(req.size) +
+                                            " has " + std::to_string(n) + " dimensions");
   }
   if (req.nodes < 1 || req.nodes > max_nodes) {
     return fail(req.nodes < 1 ? Errc::invalid_argument : Errc::out_of_range,
@@ -134,9 +134,9 @@ Expected<Plan> Plan::make(const PlanRequest& req) {
                     std::to_string(max_nodes));
   }
   if (req.cpus < 1 || req.cpus > max_cpus) {
-    return fail(req.cpus < 1 ? Errc::invalid_argument : Errc::out_of_range,
-                "cpus: " + std::to_string(req.cpus) + " must be between 1 and " +
-                    std::to_string(max_cpus));
+    return fail(
+        req.cpus < 1 ? Errc::invalid_argument : Errc::out_of_range,
+        "cpus: " + std::to_string(req.cpus) + " must be between 1 and " + std::to_string(max_cpus));
   }
 
   // A fixed tiling (all extents, or H) is known before the mesh; a height-only one is not.
@@ -145,17 +145,16 @@ Expected<Plan> Plan::make(const PlanRequest& req) {
   switch (req.tile_kind) {
     case TileSpecKind::height:
       if (req.tile_height < 1) {
-        return fail(Errc::invalid_argument, "tile height " + std::to_string(req.tile_height) +
-                                                ": tile sizes must be >= 1");
+        return fail(Errc::invalid_argument,
+                    "tile height " + std::to_string(req.tile_height) + ": tile sizes must be >= 1");
       }
       break;
     case TileSpecKind::extents: {
       if (static_cast<int>(req.tile_extents.size()) != n) {
-        return fail(Errc::invalid_argument,
-                    "the tile " + join_x(req.tile_extents) + " has " +
-                        std::to_string(req.tile_extents.size()) +
-                        " dimensions but the iteration space " + join_x(req.size) + " has " +
-                        std::to_string(n));
+        return fail(Errc::invalid_argument, "the tile " + join_x(req.tile_extents) + " has " +
+                                                std::to_string(req.tile_extents.size()) +
+                                                " dimensions but the iteration space " +
+                                                join_x(req.size) + " has " + std::to_string(n));
       }
       auto t = Tiling::rectangular(req.tile_extents);
       if (!t) return Unexpected{t.error()};
@@ -164,10 +163,10 @@ Expected<Plan> Plan::make(const PlanRequest& req) {
     }
     case TileSpecKind::matrix: {
       if (req.h.size() != n) {
-        return fail(Errc::invalid_argument,
-                    "the tiling matrix is " + std::to_string(req.h.size()) + "x" +
-                        std::to_string(req.h.size()) + " but the iteration space " +
-                        join_x(req.size) + " has " + std::to_string(n) + " dimensions");
+        return fail(Errc::invalid_argument, "the tiling matrix is " + std::to_string(req.h.size()) +
+                                                "x" + std::to_string(req.h.size()) +
+                                                " but the iteration space " + join_x(req.size) +
+                                                " has " + std::to_string(n) + " dimensions");
       }
       auto t = Tiling::general(req.h);
       if (!t) return Unexpected{t.error()};
@@ -291,17 +290,16 @@ Expected<Plan> Plan::make(const PlanRequest& req) {
                             (req.cpus == 1 ? " CPU" : " CPUs") +
                             (req.mesh ? " (mesh " + join_x(*req.mesh) + ")" : "");
     if (fixed) {
-      return fail(Errc::invalid_argument,
-                  "cannot map the tile space: it has " +
-                      join_x(drop(fixed_space->counts(), map_dim)) +
-                      " rows of tiles across the mapping dimension " +
-                      std::to_string(map_dim + 1) + ", and no mesh of " + who +
-                      " gives exactly one row per CPU");
+      return fail(Errc::invalid_argument, "cannot map the tile space: it has " +
+                                              join_x(drop(fixed_space->counts(), map_dim)) +
+                                              " rows of tiles across the mapping dimension " +
+                                              std::to_string(map_dim + 1) + ", and no mesh of " +
+                                              who + " gives exactly one row per CPU");
     }
-    return fail(Errc::invalid_argument,
-                "cannot form a mesh of " + who + " over the extents " + join_x(extents_off) +
-                    " across the mapping dimension " + std::to_string(map_dim + 1) +
-                    ": every CPU needs its own non-empty row of tiles");
+    return fail(Errc::invalid_argument, "cannot form a mesh of " + who + " over the extents " +
+                                            join_x(extents_off) + " across the mapping dimension " +
+                                            std::to_string(map_dim + 1) +
+                                            ": every CPU needs its own non-empty row of tiles");
   }
 
   Tiling tiling = fixed ? *fixed : *Tiling::rectangular(best->widths);
@@ -338,7 +336,8 @@ Index Plan::cpu_of(const Index& tile) const {
   for (int d = 0; d < static_cast<int>(tile.size()); ++d) {
     if (d == map_dim_) continue;
     const std::int64_t m = cpu_grid_[f++];
-    cpu.push_back(tile[static_cast<std::size_t>(d)] - floor_div(tile[static_cast<std::size_t>(d)], m) * m);
+    cpu.push_back(tile[static_cast<std::size_t>(d)] -
+                  floor_div(tile[static_cast<std::size_t>(d)], m) * m);
   }
   return cpu;
 }

@@ -69,10 +69,18 @@ std::optional<Rational> checked_div(Rational a, Rational b) {
   return from_wide(Wide(a.num_) * b.den_, Wide(a.den_) * b.num_);
 }
 
-Rational operator+(Rational a, Rational b) { return must(checked_add(a, b)); }
-Rational operator-(Rational a, Rational b) { return must(checked_add(a, -b)); }
-Rational operator*(Rational a, Rational b) { return must(checked_mul(a, b)); }
-Rational operator/(Rational a, Rational b) { return must(checked_div(a, b)); }
+Rational operator+(Rational a, Rational b) {
+  return must(checked_add(a, b));
+}
+Rational operator-(Rational a, Rational b) {
+  return must(checked_add(a, -b));
+}
+Rational operator*(Rational a, Rational b) {
+  return must(checked_mul(a, b));
+}
+Rational operator/(Rational a, Rational b) {
+  return must(checked_div(a, b));
+}
 
 std::strong_ordering operator<=>(Rational a, Rational b) {
   return Wide(a.num_) * b.den_ <=> Wide(b.num_) * a.den_;
@@ -113,7 +121,7 @@ Expected<Rational> parse_rational(std::string_view text, std::string_view what) 
     return *r;
   }
   auto n = parse_int(t, what);
-  if (!n) return Unexpected{n.error()};
+  if (!n) return n.error().code == Errc::out_of_range ? Unexpected{n.error()} : bad();
   if (*n == INT64_MIN) return bad();
   return Rational(*n);
 }

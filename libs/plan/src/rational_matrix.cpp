@@ -145,15 +145,15 @@ Expected<RationalMatrix> parse_rational_matrix(std::string_view text, std::strin
   for (int r = 0; r < n; ++r) {
     const auto cells = split(rows[static_cast<std::size_t>(r)], ',');
     if (static_cast<int>(cells.size()) != n) {
-      return fail(Errc::invalid_argument,
-                  std::string(what) + ": row " + std::to_string(r + 1) + " has " +
-                      std::to_string(cells.size()) + " entries but the matrix has " +
-                      std::to_string(n) + " rows (it must be square)");
+      return fail(Errc::invalid_argument, std::string(what) + ": row " + std::to_string(r + 1) +
+                                              " has " + std::to_string(cells.size()) +
+                                              " entries but the matrix has " + std::to_string(n) +
+                                              " rows (it must be square)");
     }
     for (int c = 0; c < n; ++c) {
-      auto v = parse_rational(cells[static_cast<std::size_t>(c)],
-                              std::string(what) + " entry (" + std::to_string(r + 1) + "," +
-                                  std::to_string(c + 1) + ")");
+      auto v = parse_rational(cells[static_cast<std::size_t>(c)], std::string(what) + " entry (" +
+                                                                      std::to_string(r + 1) + "," +
+                                                                      std::to_string(c + 1) + ")");
       if (!v) return Unexpected{v.error()};
       m.at(r, c) = *v;
     }

@@ -54,8 +54,7 @@ Schedule::Schedule(ScheduleKind kind, Grouping grouping, int map_dim)
   const int n = grouping_.h().size();
   pi_.assign(static_cast<std::size_t>(n), 0);
   const bool hyper = grouping_.kind() == GroupingKind::hyperplane;
-  const std::int64_t node_coeff =
-      kind == ScheduleKind::overlap ? (hyper ? 1 : 2) : (hyper ? 0 : 1);
+  const std::int64_t node_coeff = kind == ScheduleKind::overlap ? (hyper ? 1 : 2) : (hyper ? 0 : 1);
   for (int k = 0; k < n; ++k) pi_[static_cast<std::size_t>(k)] = node_coeff;
   pi_[static_cast<std::size_t>(map_dim)] = 1;
 }

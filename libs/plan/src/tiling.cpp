@@ -54,8 +54,7 @@ Expected<Tiling> Tiling::rectangular(Index tile_extents) {
     const std::int64_t w = tile_extents[static_cast<std::size_t>(d)];
     if (w < 1) {
       return fail(Errc::invalid_argument, "tile size " + std::to_string(w) + " in dimension " +
-                                              std::to_string(d + 1) +
-                                              ": tile sizes must be >= 1");
+                                              std::to_string(d + 1) + ": tile sizes must be >= 1");
     }
     diag.emplace_back(1, w);
   }
@@ -66,7 +65,8 @@ Expected<Tiling> Tiling::rectangular(Index tile_extents) {
   for (auto w : tile_extents) {
     pdiag.emplace_back(w);
     auto g = checked_mul(grain, Rational(w));
-    if (!g) return fail(Errc::out_of_range, "tile " + to_string(tile_extents) + " overflows 64 bits");
+    if (!g)
+      return fail(Errc::out_of_range, "tile " + to_string(tile_extents) + " overflows 64 bits");
     grain = *g;
   }
   t.p_ = RationalMatrix::diagonal(pdiag);
@@ -113,9 +113,9 @@ Index Tiling::tile_of(const Index& j) const {
 
 Status check_legal(const Tiling& tiling, const DependenceMatrix& deps) {
   if (deps.dims() != tiling.dims()) {
-    return fail(Errc::invalid_argument,
-                "the dependences have " + std::to_string(deps.dims()) +
-                    " dimensions but the tiling has " + std::to_string(tiling.dims()));
+    return fail(Errc::invalid_argument, "the dependences have " + std::to_string(deps.dims()) +
+                                            " dimensions but the tiling has " +
+                                            std::to_string(tiling.dims()));
   }
   for (const auto& d : deps.vectors()) {
     const auto hd = tiling.h().apply(d);
@@ -129,14 +129,14 @@ Status check_legal(const Tiling& tiling, const DependenceMatrix& deps) {
                         "skewed first");
       }
       if (v >= Rational(1)) {
-        std::string side = tiling.is_rectangular()
-                               ? "tile size " + std::to_string(tiling.tile_extents()
-                                                                   [static_cast<std::size_t>(k)])
-                               : "(H d)_" + std::to_string(k + 1) + " = " + v.to_string();
-        return fail(Errc::illegal_tiling,
-                    "illegal tiling: dependence " + to_string(d) +
-                        " is not shorter than the tile side in dimension " +
-                        std::to_string(k + 1) + " (" + side + "; |HD| < 1 fails)");
+        std::string side =
+            tiling.is_rectangular()
+                ? "tile size " + std::to_string(tiling.tile_extents()[static_cast<std::size_t>(k)])
+                : "(H d)_" + std::to_string(k + 1) + " = " + v.to_string();
+        return fail(Errc::illegal_tiling, "illegal tiling: dependence " + to_string(d) +
+                                              " is not shorter than the tile side in dimension " +
+                                              std::to_string(k + 1) + " (" + side +
+                                              "; |HD| < 1 fails)");
       }
     }
   }
@@ -199,9 +199,9 @@ Expected<std::vector<Index>> tile_dependences(const Tiling& tiling, const Depend
 Expected<TileSpace> TileSpace::make(const IterationSpace& space, const Tiling& tiling) {
   const int n = space.dims();
   if (tiling.dims() != n) {
-    return fail(Errc::invalid_argument,
-                "the tile has " + std::to_string(tiling.dims()) +
-                    " dimensions but the iteration space has " + std::to_string(n));
+    return fail(Errc::invalid_argument, "the tile has " + std::to_string(tiling.dims()) +
+                                            " dimensions but the iteration space has " +
+                                            std::to_string(n));
   }
   TileSpace ts;
   if (tiling.is_rectangular()) {

@@ -13,8 +13,7 @@ using tp::plan::PlanRequest;
 using tp::plan::ScheduleKind;
 using tp::plan::TileSpecKind;
 
-PlanRequest height_request(Index size, std::int64_t height, std::int64_t nodes,
-                           std::int64_t cpus) {
+PlanRequest height_request(Index size, std::int64_t height, std::int64_t nodes, std::int64_t cpus) {
   PlanRequest r;
   r.size = std::move(size);
   r.deps = DependenceMatrix::unit(static_cast<int>(r.size.size()));
@@ -68,8 +67,7 @@ TEST(PlanSeeds, seed_002_four_schemes_in_2d_follow_section_4_8) {
     r.grouping = c.g;
     auto plan = Plan::make(r);
     ASSERT_TRUE(plan) << plan.error().message;
-    EXPECT_EQ(plan->steps(), c.steps)
-        << to_string(c.s) << " " << to_string(c.g);
+    EXPECT_EQ(plan->steps(), c.steps) << to_string(c.s) << " " << to_string(c.g);
   }
 }
 

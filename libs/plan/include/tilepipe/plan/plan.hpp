@@ -24,16 +24,16 @@ enum class TileSpecKind { height, extents, matrix };
 
 /// What the user asks for; Plan::make validates everything.
 struct PlanRequest {
-  Index size;                          ///< N_d per dimension
+  Index size;                            ///< N_d per dimension
   std::optional<DependenceMatrix> deps;  ///< D (required)
   TileSpecKind tile_kind = TileSpecKind::height;
-  std::int64_t tile_height = 0;        ///< z, for TileSpecKind::height
-  Index tile_extents;                  ///< w_d, for TileSpecKind::extents
-  RationalMatrix h;                    ///< H, for TileSpecKind::matrix
-  std::int64_t nodes = 1;              ///< P
-  std::int64_t cpus = 1;               ///< m, CPUs (threads) per node
-  std::optional<Index> mesh;           ///< node mesh, one factor per non-mapping dimension
-  int map_dim = 0;                     ///< 1-based mapping dimension, 0 = auto (most tiles)
+  std::int64_t tile_height = 0;  ///< z, for TileSpecKind::height
+  Index tile_extents;            ///< w_d, for TileSpecKind::extents
+  RationalMatrix h;              ///< H, for TileSpecKind::matrix
+  std::int64_t nodes = 1;        ///< P
+  std::int64_t cpus = 1;         ///< m, CPUs (threads) per node
+  std::optional<Index> mesh;     ///< node mesh, one factor per non-mapping dimension
+  int map_dim = 0;               ///< 1-based mapping dimension, 0 = auto (most tiles)
   ScheduleKind schedule = ScheduleKind::overlap;
   GroupingKind grouping = GroupingKind::hyperplane;
 };
