@@ -101,8 +101,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{with({"--size", "4294967296x4294967296x2", "--tile", "8"}),
                  "iteration space (4294967296, 4294967296, 2) has more than 2^63 points: it "
                  "overflows 64 bits"},
-        BadInput{with({"--size", "12x12x64", "--tile", "0"}),
-                 "--tile: tile height 0 must be >= 1"},
+        BadInput{with({"--size", "12x12x64", "--tile", "0"}), "--tile: tile height 0 must be >= 1"},
         BadInput{with({"--size", "12x12x64", "--tile", "4x4"}),
                  "the tile 4x4 has 2 dimensions but the iteration space 12x12x64 has 3"},
         BadInput{with({"--size", "12x12x64", "--tile", "8", "--nodes", "0"}),
@@ -149,7 +148,9 @@ INSTANTIATE_TEST_SUITE_P(
                  "1024)"},
         BadInput{with({"--size", "12x12x64", "--tile", "8", "--bogus"}),
                  "The following argument was not expected: --bogus"}),
-    [](const ::testing::TestParamInfo<BadInput>& param) { return "case" + std::to_string(param.index); });
+    [](const ::testing::TestParamInfo<BadInput>& param) {
+      return "case" + std::to_string(param.index);
+    });
 
 TEST(PlanCli, unknown_command_and_missing_size) {
   auto r = run_process({TILEPIPE_EXE, "frobnicate"});

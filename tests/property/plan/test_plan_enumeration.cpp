@@ -65,10 +65,9 @@ Case random_case(std::uint64_t seed) {
   c.request.grouping = pick(0, 1) ? GroupingKind::hyperplane : GroupingKind::vertical;
   if (pick(0, 1)) c.request.map_dim = static_cast<int>(pick(1, n));
   c.text = "seed " + std::to_string(seed) + ": size " + join(c.request.size) + " deps " +
-           c.request.deps->to_string() + " nodes " + std::to_string(c.request.nodes) +
-           " cpus " + std::to_string(c.request.cpus) + " height " +
-           std::to_string(c.request.tile_height) + " " +
-           std::string(to_string(c.request.schedule)) + " " +
+           c.request.deps->to_string() + " nodes " + std::to_string(c.request.nodes) + " cpus " +
+           std::to_string(c.request.cpus) + " height " + std::to_string(c.request.tile_height) +
+           " " + std::string(to_string(c.request.schedule)) + " " +
            std::string(to_string(c.request.grouping)) + " map_dim " +
            std::to_string(c.request.map_dim);
   return c;
@@ -231,8 +230,8 @@ TEST(PlanProperty, chosen_mesh_minimizes_steps_over_every_factorization) {
     auto plan = Plan::make(c.request);
     if (!plan) continue;
     std::int64_t best = INT64_MAX;
-    for (const auto& mesh :
-         tp::plan::ordered_factorizations(c.request.nodes, static_cast<int>(c.request.size.size()) - 1)) {
+    for (const auto& mesh : tp::plan::ordered_factorizations(
+             c.request.nodes, static_cast<int>(c.request.size.size()) - 1)) {
       PlanRequest r = c.request;
       r.map_dim = plan->map_dim() + 1;
       r.mesh = mesh;
