@@ -62,24 +62,29 @@ SwResult SwKernel::compute_tile(const exec::Box<2>& box,
     std::int32_t left = h_left[r];
     std::int32_t e = e_left[r];
     hrow[0] = left;
+    // The row's maximum without a branch per cell; its first position is found afterwards in
+    // hrow, which now holds the row's H values, only when it beats the tile's best.
     std::int32_t row_best = 0;
-    exec::Index row_best_at = -1;
     for (exec::Index c = 0; c < w; ++c) {
+      // Only e and cell depend on the previous cell; the rest is off the critical path.
+      const std::int32_t up = hrow[c + 1];
+      const std::int32_t f = std::max(up - open, frow[c] - extend);
+      const std::int32_t a = std::max(std::max(diag + srow[t[c]], 0), f);
       e = std::max(left - open, e - extend);
-      const std::int32_t f = std::max(hrow[c + 1] - open, frow[c] - extend);
-      const std::int32_t cell = std::max(std::max(diag + srow[t[c]], 0), std::max(e, f));
-      diag = hrow[c + 1];
+      const std::int32_t cell = std::max(a, e);
+      diag = up;
       hrow[c + 1] = cell;
       frow[c] = f;
       left = cell;
-      if (cell > row_best) {
-        row_best = cell;
-        row_best_at = c;
-      }
+      row_best = std::max(row_best, cell);
     }
     h_right[r] = left;
     e_right[r] = e;
-    if (row_best > best.score) best = SwResult{row_best, i, box.lo[1] + row_best_at};
+    if (row_best > best.score) {
+      exec::Index c = 0;
+      while (hrow[c + 1] != row_best) ++c;
+      best = SwResult{row_best, i, box.lo[1] + c};
+    }
   }
   return best;
 }
