@@ -1,0 +1,176 @@
+// The Kernel API: boxes, slab views, face sets and the ResidentKernel / FrontierKernel concepts.
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+
+namespace tp::exec {
+
+/// Iteration coordinates and extents are 64-bit signed integers.
+using Index = std::int64_t;
+
+/// The most dimensions a kernel may have.
+inline constexpr int max_dims = 4;
+
+/// A point of a D-dimensional iteration space.
+template <int D>
+using Point = std::array<Index, D>;
+
+/// A rectangular box of iteration points, half-open: lo[d] <= i_d < hi[d] in every dimension d.
+template <int D>
+struct Box {
+  static_assert(D >= 1 && D <= max_dims);
+  Point<D> lo{};
+  Point<D> hi{};
+
+  /// Points along dimension d (0 when empty).
+  [[nodiscard]] constexpr Index extent(int d) const noexcept {
+    return hi[d] > lo[d] ? hi[d] - lo[d] : 0;
+  }
+  /// Number of points in the box (0 when empty).
+  [[nodiscard]] constexpr Index volume() const noexcept {
+    Index v = 1;
+    for (int d = 0; d < D; ++d) v *= extent(d);
+    return v;
+  }
+  /// True when the box holds no point.
+  [[nodiscard]] constexpr bool empty() const noexcept { return volume() == 0; }
+  /// True when every point of `inner` lies in this box (an empty inner box is contained).
+  [[nodiscard]] constexpr bool contains(const Box& inner) const noexcept {
+    if (inner.empty()) return true;
+    for (int d = 0; d < D; ++d) {
+      if (inner.lo[d] < lo[d] || inner.hi[d] > hi[d]) return false;
+    }
+    return true;
+  }
+  friend constexpr bool operator==(const Box&, const Box&) = default;
+};
+
+/// How a kernel keeps its data (docs/kernels.md).
+enum class Storage {
+  resident,  ///< each rank keeps a slab of the whole array; tiles update it in place
+  frontier,  ///< only faces travel between tiles; the kernel reduces a result
+};
+
+/// A row-major view of a rank's slab: the array elements of the points in `bounds`.
+/// Element (i_0, ..., i_{D-1}) lives at data[sum_d (i_d - bounds.lo[d]) * stride(d)].
+/// Cheap to copy; never owns memory. Kernels take one row pointer per row, not per point.
+template <class T, int D>
+class SlabView {
+ public:
+  SlabView() = default;
+  /// Views `data` as the row-major array of the points in `bounds` (precondition: non-empty).
+  constexpr SlabView(T* data, const Box<D>& bounds) noexcept : data_(data), bounds_(bounds) {
+    Index s = 1;
+    for (int d = D - 1; d >= 0; --d) {
+      strides_[d] = s;
+      s *= bounds.extent(d);
+    }
+  }
+  /// A read-only view of the same elements.
+  constexpr operator SlabView<const T, D>() const noexcept {  // NOLINT: implicit on purpose
+    return SlabView<const T, D>(data_, bounds_);
+  }
+
+  /// The points whose elements the view holds.
+  [[nodiscard]] constexpr const Box<D>& bounds() const noexcept { return bounds_; }
+  /// Elements between neighbours along dimension d (the last dimension is contiguous).
+  [[nodiscard]] constexpr Index stride(int d) const noexcept { return strides_[d]; }
+  /// Offset of point p from data(); p must lie in bounds() (not checked).
+  [[nodiscard]] constexpr Index offset(const Point<D>& p) const noexcept {
+    Index o = 0;
+    for (int d = 0; d < D; ++d) o += (p[d] - bounds_.lo[d]) * strides_[d];
+    return o;
+  }
+  /// Pointer to the element of point p (p in bounds(), not checked).
+  [[nodiscard]] constexpr T* at(const Point<D>& p) const noexcept { return data_ + offset(p); }
+  /// The first element.
+  [[nodiscard]] constexpr T* data() const noexcept { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  Box<D> bounds_{};
+  Point<D> strides_{};
+};
+
+/// One contiguous face buffer per dimension: faces[k] crosses dimension k (normal e_k).
+template <class T, int D>
+using FaceSet = std::array<std::span<T>, D>;
+
+/// A dependence vector: point p needs the value of point p - dep (all components >= 0).
+template <int D>
+using Dependence = std::array<int, D>;
+
+/// What every kernel declares: `dims`, `storage`, `deps`, a `result_type` whose value-initialized
+/// state is the identity of `combine` (associative and commutative, so tiles reduce in any order).
+template <class K>
+concept KernelTraits = requires {
+  { K::dims } -> std::convertible_to<int>;
+  { K::storage } -> std::convertible_to<Storage>;
+  typename K::result_type;
+  { K::deps.size() } -> std::convertible_to<std::size_t>;
+}
+&&(K::dims >= 1 && K::dims <= max_dims) && std::regular<typename K::result_type>&& requires(
+                                               const typename K::result_type& a,
+                                               const typename K::result_type& b) {
+  { K::combine(a, b) } -> std::same_as<typename K::result_type>;
+};
+
+/// A resident kernel updates the slab in place, one box of iteration points at a time.
+///   value_type                        the element type of the array
+///   boundary_value(p)                 the initial value of a point outside the iteration space
+///                                     that a dependence reaches (e.g. index 0)
+///   compute_tile(box, slab)           computes every point of box; slab holds box and its halo
+///   tile_result(box, cslab)           this box's share of the result (e.g. a checksum)
+template <class K>
+concept ResidentKernel = KernelTraits<K> && K::storage == Storage::resident&& requires {
+  typename K::value_type;
+}
+&&std::is_trivially_copyable_v<typename K::value_type>&& requires(
+    const K& k, const Box<K::dims>& box, const Point<K::dims>& p,
+    const SlabView<typename K::value_type, K::dims>& slab,
+    const SlabView<const typename K::value_type, K::dims>& cslab) {
+  { k.boundary_value(p) } -> std::same_as<typename K::value_type>;
+  { k.compute_tile(box, slab) } -> std::same_as<void>;
+  { k.tile_result(box, cslab) } -> std::same_as<typename K::result_type>;
+};
+
+/// A frontier kernel reads incoming faces, writes outgoing faces and returns the tile's result.
+///   face_type                         the element type of the faces
+///   face_size(k, box)                 elements of the face crossing dimension k, entering or
+///                                     leaving a tile with this box (depends on the other extents)
+///   boundary_face(k, box, face)       fills the incoming face of a tile at the space's low end
+///                                     of dimension k
+///   compute_tile(box, in, out)        computes the box; in[k] is the face from the tile at
+///                                     -e_k, out[k] the face for the tile at +e_k
+template <class K>
+concept FrontierKernel = KernelTraits<K> && K::storage == Storage::frontier&& requires {
+  typename K::face_type;
+}
+&&std::is_trivially_copyable_v<typename K::face_type>&& requires(
+    const K& k, int dim, const Box<K::dims>& box, std::span<typename K::face_type> face,
+    const FaceSet<const typename K::face_type, K::dims>& in,
+    const FaceSet<typename K::face_type, K::dims>& out) {
+  { k.face_size(dim, box) } -> std::convertible_to<std::size_t>;
+  { k.boundary_face(dim, box, face) } -> std::same_as<void>;
+  { k.compute_tile(box, in, out) } -> std::same_as<typename K::result_type>;
+};
+
+/// Any kernel the executor can run.
+template <class K>
+concept Kernel = ResidentKernel<K> || FrontierKernel<K>;
+
+/// The largest component of the dependence vectors along dimension d: the halo width a resident
+/// slab needs below its box, and the thickness of the face a tile sends along d.
+template <class K>
+constexpr int halo_width(int d) noexcept {
+  int w = 0;
+  for (const auto& dep : K::deps) w = dep[d] > w ? dep[d] : w;
+  return w;
+}
+
+}  // namespace tp::exec

@@ -1,0 +1,65 @@
+// Substitution score matrices: EMBOSS matrix files, the built-in BLOSUM62 and EDNAFULL.
+#pragma once
+
+#include <tilepipe/support/expected.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tp::kernels {
+
+/// A square substitution matrix over an alphabet of letters (upper case; lower case input maps to
+/// the same letter). Residues are encoded as indices into the alphabet.
+class ScoreMatrix {
+ public:
+  /// Entries must lie in [-max_entry, max_entry].
+  static constexpr int max_entry = 10000;
+
+  /// Parses the EMBOSS matrix format: '#' comment lines, a header line of column letters, then
+  /// one row per letter: the letter and one integer per column. `source` names the text in errors.
+  static Expected<ScoreMatrix> parse(std::string_view text, std::string_view source);
+  /// Reads and parses an EMBOSS matrix file.
+  static Expected<ScoreMatrix> load(const std::string& path);
+  /// EBLOSUM62 as EMBOSS ships it (24 letters: 20 amino acids, B Z X *).
+  static const ScoreMatrix& blosum62();
+  /// EDNAFULL (NUC.4.4) as EMBOSS ships it (15 IUPAC letters and U).
+  static const ScoreMatrix& ednafull();
+  /// "blosum62" or "ednafull" (any case) for a built-in matrix, otherwise a file path.
+  static Expected<ScoreMatrix> by_name_or_file(const std::string& name_or_path);
+
+  /// The matrix's name (e.g. "BLOSUM62", or the file path).
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  /// The letters, in the matrix's order.
+  [[nodiscard]] const std::string& alphabet() const noexcept { return alphabet_; }
+  /// Letters in the alphabet.
+  [[nodiscard]] int size() const noexcept { return static_cast<int>(alphabet_.size()); }
+  /// The score of encoded residues a and b.
+  [[nodiscard]] int score(std::uint8_t a, std::uint8_t b) const noexcept {
+    return scores_[a * alphabet_.size() + b];
+  }
+  /// The score of letters x and y (any case); both must be in the alphabet.
+  [[nodiscard]] int score(char x, char y) const noexcept;
+  /// The row-major scores, size() x size().
+  [[nodiscard]] const std::vector<std::int32_t>& scores() const noexcept { return scores_; }
+  /// The largest entry.
+  [[nodiscard]] int max_score() const noexcept;
+  /// The alphabet index of a letter (any case), or -1.
+  [[nodiscard]] int index_of(char c) const noexcept {
+    return index_[static_cast<unsigned char>(c)];
+  }
+
+  /// Encodes a sequence; an unknown letter is an Error naming `what`, the position and the letter.
+  [[nodiscard]] Expected<std::vector<std::uint8_t>> encode(std::string_view residues,
+                                                           std::string_view what) const;
+
+ private:
+  std::string name_;
+  std::string alphabet_;
+  std::vector<std::int32_t> scores_;
+  std::array<std::int16_t, 256> index_{};
+};
+
+}  // namespace tp::kernels

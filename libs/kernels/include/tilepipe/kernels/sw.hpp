@@ -1,0 +1,95 @@
+// sw: Smith-Waterman local alignment with affine gaps (Gotoh), score only, frontier storage.
+#pragma once
+
+#include <tilepipe/exec/kernel.hpp>
+#include <tilepipe/kernels/score_matrix.hpp>
+#include <tilepipe/support/expected.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <span>
+
+namespace tp::kernels {
+
+/// Gap costs: a gap of length L costs open + (L - 1) * extend (EMBOSS water's convention).
+struct GapCosts {
+  int open = 10;
+  int extend = 1;
+};
+
+/// The best local alignment score and where it ends (1-based query and target positions; both 0
+/// when no pair scores above 0). Ties: the first end in row-major (query, target) order.
+struct SwResult {
+  std::int32_t score = 0;
+  std::int64_t end_query = 0;
+  std::int64_t end_target = 0;
+  friend bool operator==(const SwResult&, const SwResult&) = default;
+};
+
+/// The better of two results under the tie rule (higher score, then smaller (query, target)).
+constexpr SwResult better(const SwResult& a, const SwResult& b) noexcept {
+  if (a.score != b.score) return a.score > b.score ? a : b;
+  if (a.end_query != b.end_query) return a.end_query < b.end_query ? a : b;
+  return a.end_target <= b.end_target ? a : b;
+}
+
+/// The sw kernel over the (query x target) DP: iteration space [1, n+1) x [1, m+1), point (i, j)
+/// the cell of query position i and target position j. Frontier faces (int32):
+///   face 0 (crossing rows, from the tile above), 2w+1 values: H[r0-1][c0-1 .. c1-1], then
+///     F[r0-1][c0 .. c1-1]  (w = c1 - c0; H[..][c0-1] is the corner the tile's first row needs)
+///   face 1 (crossing columns, from the tile to the left), 2h values: H[r0 .. r1-1][c0-1], then
+///     E[r0 .. r1-1][c0-1]  (h = r1 - r0)
+/// E is the gap along the target (horizontal), F along the query (vertical). The kernel keeps
+/// references to the matrix and the encoded sequences; they must outlive it.
+class SwKernel {
+ public:
+  static constexpr int dims = 2;
+  static constexpr exec::Storage storage = exec::Storage::frontier;
+  using face_type = std::int32_t;
+  using result_type = SwResult;
+  static constexpr std::array<exec::Dependence<2>, 3> deps{{{1, 0}, {0, 1}, {1, 1}}};
+  /// The value of E and F where no gap can end: low enough to lose every max, high enough that
+  /// subtracting gap costs cannot overflow.
+  static constexpr std::int32_t minus_infinity = std::numeric_limits<std::int32_t>::min() / 4;
+
+  /// Checks non-empty sequences, gap costs in [0, ScoreMatrix::max_entry], and that no score can
+  /// overflow int32.
+  static Expected<SwKernel> make(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
+                                 std::span<const std::uint8_t> target, GapCosts gaps);
+
+  /// The better of two results (the tie rule of SwResult).
+  static SwResult combine(const SwResult& a, const SwResult& b) noexcept { return better(a, b); }
+
+  /// The whole DP: [1, n+1) x [1, m+1).
+  [[nodiscard]] exec::Box<2> space() const noexcept {
+    return {{1, 1},
+            {static_cast<exec::Index>(query_.size()) + 1,
+             static_cast<exec::Index>(target_.size()) + 1}};
+  }
+  /// Face sizes: 2w+1 for face 0, 2h for face 1 (see the class comment).
+  [[nodiscard]] std::size_t face_size(int k, const exec::Box<2>& box) const noexcept {
+    return k == 0 ? static_cast<std::size_t>(2 * box.extent(1) + 1)
+                  : static_cast<std::size_t>(2 * box.extent(0));
+  }
+  /// The DP's border: H = 0, E = F = minus_infinity.
+  void boundary_face(int k, const exec::Box<2>& box, std::span<face_type> face) const noexcept;
+  /// Computes the box's cells from in-faces into out-faces (out[0] doubles as the working row);
+  /// returns the box's best cell. O(cells) time, no allocation.
+  SwResult compute_tile(const exec::Box<2>& box, const exec::FaceSet<const face_type, 2>& in,
+                        const exec::FaceSet<face_type, 2>& out) const noexcept;
+
+ private:
+  SwKernel(const ScoreMatrix& m, std::span<const std::uint8_t> q, std::span<const std::uint8_t> t,
+           GapCosts g)
+      : matrix_(&m), query_(q), target_(t), gaps_(g) {}
+  const ScoreMatrix* matrix_;
+  std::span<const std::uint8_t> query_;
+  std::span<const std::uint8_t> target_;
+  GapCosts gaps_;
+};
+
+/// The plain sequential Gotoh DP, row by row, O(m) memory: the reference for the tiled kernel.
+SwResult sw_sequential(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
+                       std::span<const std::uint8_t> target, GapCosts gaps);
+
+}  // namespace tp::kernels

@@ -1,0 +1,186 @@
+// wave2d/wave3d/wave4d: the float32 wavefront benchmarks and their checksum (issue 4, exactly).
+#pragma once
+
+#include <tilepipe/exec/kernel.hpp>
+#include <tilepipe/exec/slab.hpp>
+#include <tilepipe/support/checked_math.hpp>
+#include <tilepipe/support/expected.hpp>
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tp::kernels {
+
+using exec::Box;
+using exec::Index;
+using exec::Point;
+
+/// Boundary coefficients c_1..c_4: A = (float)((sum_d c_d * idx_d) mod 101) / 101.0f.
+inline constexpr std::array<std::int64_t, 4> wave_boundary_coeffs{7, 13, 29, 31};
+
+/// The interior weights w_1..w_D as float32 literals.
+template <int D>
+constexpr std::array<float, D> wave_weights() noexcept {
+  static_assert(D >= 2 && D <= 4, "wave kernels have 2 to 4 dimensions");
+  if constexpr (D == 2) {
+    return {0.45f, 0.55f};
+  } else if constexpr (D == 3) {
+    return {0.25f, 0.35f, 0.4f};
+  } else {
+    return {0.1f, 0.2f, 0.3f, 0.4f};
+  }
+}
+
+/// The value of a boundary point (some index 0): the 64-bit sum mod 101, one float division.
+template <int D>
+constexpr float wave_boundary_value(const Point<D>& idx) noexcept {
+  std::int64_t sum = 0;
+  for (int d = 0; d < D; ++d) sum += wave_boundary_coeffs[static_cast<std::size_t>(d)] * idx[d];
+  return static_cast<float>(sum % 101) / 101.0f;
+}
+
+/// The multiplier of the checksum's linear index (and splitmix64's increment).
+inline constexpr std::uint64_t golden_gamma = 0x9E3779B97F4A7C15ULL;
+
+/// splitmix64's output function applied to x + golden_gamma.
+constexpr std::uint64_t splitmix64(std::uint64_t x) noexcept {
+  std::uint64_t z = x + golden_gamma;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/// One interior point's checksum term: splitmix64(lin * golden_gamma + bits(value)).
+inline std::uint64_t wave_point_hash(std::uint64_t lin, float value) noexcept {
+  return splitmix64(lin * golden_gamma + std::bit_cast<std::uint32_t>(value));
+}
+
+/// The checksum as 16 lowercase hexadecimal digits.
+std::string format_checksum(std::uint64_t checksum);
+
+/// The D-dimensional wave kernel on indices 0..N_d (resident storage). Iteration space: the
+/// interior points, 1 <= i_d <= N_d; A[i] = w_1*A[i-e_1] + ... + w_D*A[i-e_D], left to right.
+/// The result is the checksum's sum over the boxes computed (mod 2^64).
+template <int D>
+class Wave {
+ public:
+  static_assert(D >= 2 && D <= 4, "wave kernels have 2 to 4 dimensions");
+  static constexpr int dims = D;
+  static constexpr exec::Storage storage = exec::Storage::resident;
+  using value_type = float;
+  using result_type = std::uint64_t;
+  static constexpr std::array<exec::Dependence<D>, D> deps = [] {
+    std::array<exec::Dependence<D>, D> v{};
+    for (int d = 0; d < D; ++d) v[static_cast<std::size_t>(d)][static_cast<std::size_t>(d)] = 1;
+    return v;
+  }();
+
+  /// Checks N_d >= 1 and that the (N_1+1) x ... array's byte size fits in 63 bits.
+  static Expected<Wave> make(const Point<D>& n) {
+    Index elems = 1;
+    for (int d = 0; d < D; ++d) {
+      if (n[d] < 1) {
+        return fail(Errc::invalid_argument, "size " + std::to_string(n[d]) + " in dimension " +
+                                                std::to_string(d + 1) + ": must be >= 1");
+      }
+      const auto e = checked_mul(elems, n[d] + 1);
+      if (!e || !checked_mul(*e, Index{sizeof(float)})) {
+        return fail(Errc::out_of_range, "the array does not fit in 64-bit byte offsets");
+      }
+      elems = *e;
+    }
+    return Wave(n);
+  }
+
+  /// Sums two checksums modulo 2^64.
+  static result_type combine(result_type a, result_type b) noexcept { return a + b; }
+
+  /// N_1..N_D.
+  [[nodiscard]] const Point<D>& size() const noexcept { return n_; }
+  /// The iteration space: [1, N_d + 1) in every dimension.
+  [[nodiscard]] Box<D> space() const noexcept {
+    Box<D> b;
+    for (int d = 0; d < D; ++d) b.lo[d] = 1, b.hi[d] = n_[d] + 1;
+    return b;
+  }
+  /// The whole array: [0, N_d + 1) in every dimension.
+  [[nodiscard]] Box<D> array_box() const noexcept {
+    Box<D> b = space();
+    for (int d = 0; d < D; ++d) b.lo[d] = 0;
+    return b;
+  }
+
+  /// The initial value of a boundary point.
+  [[nodiscard]] float boundary_value(const Point<D>& p) const noexcept {
+    return wave_boundary_value<D>(p);
+  }
+
+  /// Computes every point of box in place; the slab holds box and the layer below it in every
+  /// dimension. One straight loop per row; the running left neighbour stays in a register.
+  void compute_tile(const Box<D>& box, const exec::SlabView<float, D>& slab) const noexcept {
+    constexpr auto w = wave_weights<D>();
+    const Index len = box.extent(D - 1);
+    exec::for_each_row(box, [&](const Point<D>& first) {
+      float* cur = slab.at(first);
+      std::array<const float*, D - 1> prev;
+      for (int k = 0; k < D - 1; ++k) prev[static_cast<std::size_t>(k)] = cur - slab.stride(k);
+      row(cur, prev, len, w);
+    });
+  }
+
+  /// The checksum terms of the points of box, summed modulo 2^64.
+  [[nodiscard]] result_type tile_result(const Box<D>& box,
+                                        const exec::SlabView<const float, D>& slab) const noexcept {
+    std::uint64_t sum = 0;
+    const Index len = box.extent(D - 1);
+    exec::for_each_row(box, [&](const Point<D>& first) {
+      const float* v = slab.at(first);
+      std::uint64_t lin = 0;
+      for (int d = 0; d < D; ++d) lin += static_cast<std::uint64_t>(first[d] * lin_stride_[d]);
+      for (Index j = 0; j < len; ++j)
+        sum += wave_point_hash(lin + static_cast<std::uint64_t>(j), v[j]);
+    });
+    return sum;
+  }
+
+ private:
+  explicit Wave(const Point<D>& n) : n_(n) {
+    Index s = 1;
+    for (int d = D - 1; d >= 0; --d) {
+      lin_stride_[d] = s;
+      s *= n[d] + 1;
+    }
+  }
+
+  // The hot loop: products and sums rounded to float32 in the defined order (no contraction).
+  static void row(float* cur, const std::array<const float*, D - 1>& prev, Index len,
+                  const std::array<float, D>& w) noexcept {
+    float left = cur[-1];
+    for (Index j = 0; j < len; ++j) {
+      float acc = w[0] * prev[0][j];
+      for (int k = 1; k < D - 1; ++k) acc = acc + w[k] * prev[k][j];
+      acc = acc + w[D - 1] * left;
+      cur[j] = acc;
+      left = acc;
+    }
+  }
+
+  Point<D> n_;
+  Point<D> lin_stride_{};
+};
+
+/// The whole array after a plain sequential loop nest (row-major, N_d + 1 per dimension).
+std::vector<float> wave2d_reference(Index n1, Index n2);
+/// As wave2d_reference, three nested loops.
+std::vector<float> wave3d_reference(Index n1, Index n2, Index n3);
+/// As wave2d_reference, four nested loops.
+std::vector<float> wave4d_reference(Index n1, Index n2, Index n3, Index n4);
+/// The reference array for 2 to 4 sizes (dispatches to the functions above).
+std::vector<float> wave_reference(const std::vector<Index>& n);
+/// The checksum of a whole reference array: a straight walk over its interior points.
+std::uint64_t wave_reference_checksum(const std::vector<float>& a, const std::vector<Index>& n);
+
+}  // namespace tp::kernels

@@ -1,0 +1,180 @@
+// EMBOSS matrix parsing, lookup and sequence encoding.
+#include <tilepipe/kernels/score_matrix.hpp>
+#include <tilepipe/support/parse.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tp::kernels {
+
+namespace detail {
+extern const char* const blosum62_text;
+extern const char* const ednafull_text;
+}  // namespace detail
+
+namespace {
+
+std::string printable(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (std::isprint(u)) return fmt::format("'{}'", c);
+  return fmt::format("0x{:02x}", u);
+}
+
+std::vector<std::string_view> words(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    const std::size_t start = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<ScoreMatrix> ScoreMatrix::parse(std::string_view text, std::string_view source) {
+  ScoreMatrix m;
+  m.name_ = std::string(source);
+  m.index_.fill(-1);
+  std::vector<bool> row_seen;
+  const auto lines = split(text, '\n');
+  auto where = [&](std::size_t line) { return fmt::format("matrix {} line {}", source, line + 1); };
+  for (std::size_t ln = 0; ln < lines.size(); ++ln) {
+    const std::string_view line = lines[ln];
+    const auto w = words(line);
+    if (w.empty() || w[0].front() == '#') continue;
+    if (m.alphabet_.empty()) {
+      for (auto letter : w) {
+        if (letter.size() != 1) {
+          return fail(Errc::invalid_argument, where(ln) + ": column header '" +
+                                                  std::string(letter) + "' is not one letter");
+        }
+        const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(letter[0])));
+        if (m.index_[static_cast<unsigned char>(c)] >= 0) {
+          return fail(Errc::invalid_argument, where(ln) + ": letter " + printable(c) + " twice");
+        }
+        m.index_[static_cast<unsigned char>(c)] = static_cast<std::int16_t>(m.alphabet_.size());
+        m.alphabet_ += c;
+      }
+      m.scores_.assign(m.alphabet_.size() * m.alphabet_.size(), 0);
+      row_seen.assign(m.alphabet_.size(), false);
+      continue;
+    }
+    if (w[0].size() != 1 || m.index_of(w[0][0]) < 0) {
+      return fail(Errc::invalid_argument, where(ln) + ": row label '" + std::string(w[0]) +
+                                              "' is not a letter of the header");
+    }
+    const auto row = static_cast<std::size_t>(m.index_of(w[0][0]));
+    if (row_seen[row]) {
+      return fail(Errc::invalid_argument, where(ln) + ": row " + printable(w[0][0]) + " twice");
+    }
+    row_seen[row] = true;
+    if (w.size() != m.alphabet_.size() + 1) {
+      return fail(Errc::invalid_argument,
+                  where(ln) + fmt::format(": row '{}' has {} scores, expected {}", w[0],
+                                          w.size() - 1, m.alphabet_.size()));
+    }
+    for (std::size_t col = 0; col < m.alphabet_.size(); ++col) {
+      auto v = parse_int(w[col + 1], where(ln) + " score", -max_entry, max_entry);
+      if (!v) return Unexpected{Error{Errc::invalid_argument, v.error().message}};
+      m.scores_[row * m.alphabet_.size() + col] = static_cast<std::int32_t>(*v);
+    }
+  }
+  if (m.alphabet_.empty()) {
+    return fail(Errc::invalid_argument,
+                fmt::format("matrix {}: no header line of letters", source));
+  }
+  for (std::size_t r = 0; r < row_seen.size(); ++r) {
+    if (!row_seen[r]) {
+      return fail(Errc::invalid_argument, fmt::format("matrix {}: no row for letter {}", source,
+                                                      printable(m.alphabet_[r])));
+    }
+  }
+  for (int c = 'a'; c <= 'z'; ++c) {
+    const auto upper = static_cast<unsigned char>(std::toupper(c));
+    if (m.index_[static_cast<std::size_t>(c)] < 0)
+      m.index_[static_cast<std::size_t>(c)] = m.index_[upper];
+  }
+  return m;
+}
+
+Expected<ScoreMatrix> ScoreMatrix::load(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return fail(Errc::invalid_argument,
+                fmt::format("cannot read matrix file '{}': {}", path, std::strerror(EISDIR)));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return fail(Errc::invalid_argument,
+                fmt::format("cannot read matrix file '{}': {}", path, std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    return fail(Errc::invalid_argument, fmt::format("cannot read matrix file '{}'", path));
+  return parse(text.str(), path);
+}
+
+namespace {
+ScoreMatrix builtin(const char* text, const char* name) {
+  auto m = ScoreMatrix::parse(text, name);
+  TP_ASSERT(m.has_value());
+  return std::move(m).value();
+}
+}  // namespace
+
+const ScoreMatrix& ScoreMatrix::blosum62() {
+  static const ScoreMatrix m = builtin(detail::blosum62_text, "BLOSUM62");
+  return m;
+}
+
+const ScoreMatrix& ScoreMatrix::ednafull() {
+  static const ScoreMatrix m = builtin(detail::ednafull_text, "EDNAFULL");
+  return m;
+}
+
+Expected<ScoreMatrix> ScoreMatrix::by_name_or_file(const std::string& name_or_path) {
+  std::string lower = name_or_path;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "blosum62") return blosum62();
+  if (lower == "ednafull") return ednafull();
+  return load(name_or_path);
+}
+
+int ScoreMatrix::score(char x, char y) const noexcept {
+  const int a = index_of(x), b = index_of(y);
+  TP_EXPECTS(a >= 0 && b >= 0);
+  return score(static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b));
+}
+
+int ScoreMatrix::max_score() const noexcept {
+  return *std::max_element(scores_.begin(), scores_.end());
+}
+
+Expected<std::vector<std::uint8_t>> ScoreMatrix::encode(std::string_view residues,
+                                                        std::string_view what) const {
+  std::vector<std::uint8_t> out(residues.size());
+  for (std::size_t i = 0; i < residues.size(); ++i) {
+    const int k = index_of(residues[i]);
+    if (k < 0) {
+      return fail(Errc::invalid_argument,
+                  fmt::format("{} position {}: letter {} is not in the {} alphabet", what, i + 1,
+                              printable(residues[i]), name_));
+    }
+    out[i] = static_cast<std::uint8_t>(k);
+  }
+  return out;
+}
+
+}  // namespace tp::kernels
