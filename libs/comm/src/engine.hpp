@@ -157,7 +157,7 @@ class Engine {
 
   // Progress and waits (engine.cpp).
   void progress();
-  void check_liveness();
+  void check_liveness(bool force);
   Status request_failure(const ReqState& r) const;
   /// Progresses until done() (called under the lock) returns a Status, spinning and/or sleeping
   /// as the sync mode says; returns that Status, or the world's failure.
@@ -201,6 +201,7 @@ class Engine {
   Error failure_;
   std::chrono::steady_clock::time_point next_liveness_check_{};
   std::chrono::nanoseconds liveness_interval_{};
+  std::uint32_t liveness_calls_ = 0;
   void (*on_destroy_)() = nullptr;
 
   friend class tp::comm::Request;
