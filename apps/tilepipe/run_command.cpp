@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -28,6 +30,7 @@ struct RunFlags {
   std::string sync = "hybrid";
   std::string subtiles = "auto";
   std::string trace;
+  double peer_timeout_s = 10;
   bool verify = false;
   bool json = false;
   bool cpus_given = false;
@@ -167,7 +170,11 @@ int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
                     "{:.1f} GiB of memory",
                     static_cast<double>(need) / (1 << 30), static_cast<double>(have) / (1 << 30))));
   }
+  // Fault injection for the tests (docs/cli.md): TILEPIPE_FAULT_KILL_RANK=r kills rank r with
+  // SIGKILL as it starts, so that the other ranks must notice a dead peer.
+  const char* kill_rank = std::getenv("TILEPIPE_FAULT_KILL_RANK");
   const auto body = [&](comm::World& world) -> int {
+    if (kill_rank != nullptr && std::to_string(world.rank()) == kill_rank) std::raise(SIGKILL);
     auto outcome = exec::run_rank(*kernel, plan, world, options);
     if (!outcome) {
       fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), outcome.error().message);
@@ -222,6 +229,8 @@ int run_run(int argc, char** argv) {
   app.add_option("--sync", f.sync, "poll|block|hybrid: how waiting ranks learn that data landed");
   app.add_option("--subtiles", f.subtiles, "vertical grouping: subtiles per tile, or auto");
   app.add_option("--trace", f.trace, "write a Chrome trace-event JSON file (Perfetto opens it)");
+  app.add_option("--peer-timeout", f.peer_timeout_s,
+                 "seconds after which a rank fails when a peer it waits on has died");
   app.add_flag("--verify", f.verify, "also run the sequential reference; fail unless identical");
   app.add_flag("--json", f.json, "print the results as one JSON object");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
@@ -238,6 +247,13 @@ int run_run(int argc, char** argv) {
                                           f.plan.kernel + "' (Smith-Waterman: tilepipe align)"));
   }
   comm::Config config;
+  if (!(f.peer_timeout_s > 0 && f.peer_timeout_s <= 3600)) {
+    return report_error(
+        Error(Errc::invalid_argument,
+              fmt::format("--peer-timeout: {} must be in (0, 3600] seconds", f.peer_timeout_s)));
+  }
+  config.peer_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(f.peer_timeout_s * 1000));
   auto sync = comm::parse_sync_mode(f.sync, "--sync");
   if (!sync) return report_error(sync.error());
   config.sync = *sync;
