@@ -16,10 +16,11 @@ std::string rank_prefix(int rank) {
   return "[rank " + std::to_string(rank) + "] ";
 }
 
+/// Spin-loop hint. Deliberately not PAUSE: under KVM, pause-loop exiting turns a PAUSE-heavy
+/// spin into VM exits (measured here: cache-line one-way 84 ns without PAUSE, ~600 ns with it).
+/// A compiler barrier keeps the loop honest without it.
 inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
+  std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 
 }  // namespace
