@@ -5,7 +5,7 @@ target_compile_options(tilepipe_warnings INTERFACE
   -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual
   # The wave kernels are defined as rounded float32 products and sums (no FMA contraction).
   -ffp-contract=off
-  # GCC 12 false positive on `"literal" + std::string` at -O2/-O3 (GCC bug 105651).
+  # GCC 12 reports false -Wrestrict positives inside std::string concatenation (GCC bug 105651).
   $<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-restrict>
   $<$<BOOL:${TILEPIPE_WERROR}>:-Werror>)
 
