@@ -187,6 +187,8 @@ int run_pingpong(int argc, char** argv) {
   std::string sizes = "0:4MiB";
   std::string rendezvous = "auto";
   std::string eager_max;
+  std::string slot_bytes;
+  std::int64_t slots = 0;
   bool no_pin = false;
   app.add_option("--ranks", opt.ranks, "ranks to start when not under mpirun (>= 2)");
   app.add_option("--transport", transport, "shm, mpi or auto (shm locally, shm+mpi under mpirun)");
@@ -195,6 +197,8 @@ int run_pingpong(int argc, char** argv) {
   app.add_option("--iters", opt.iters, "round trips per size up to 64KiB (fewer above)");
   app.add_option("--rendezvous", rendezvous, "auto, cma (process_vm_readv) or copy");
   app.add_option("--eager-max", eager_max, "largest eager message, e.g. 16KiB");
+  app.add_option("--slot-bytes", slot_bytes, "eager slot / rendezvous fragment size, e.g. 64KiB");
+  app.add_option("--slots", slots, "eager slots per pair of ranks");
   app.add_flag("--json", opt.json, "print a JSON array, one object per size");
   app.add_flag("--no-pin", no_pin, "do not pin rank r to core r");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
@@ -216,6 +220,19 @@ int run_pingpong(int argc, char** argv) {
     auto e = parse_bytes(eager_max, "--eager-max");
     if (!e) return bad(e.error());
     cfg.eager_max_bytes = static_cast<std::size_t>(*e);
+  }
+  if (!slot_bytes.empty()) {
+    auto e = parse_bytes(slot_bytes, "--slot-bytes");
+    if (!e) return bad(e.error());
+    cfg.slot_bytes = static_cast<std::size_t>(*e);
+  }
+  if (slots != 0) {
+    if (slots < 2 || slots > 4096) {
+      return bad(Error(Errc::invalid_argument,
+                       "--slots: " + std::to_string(slots) + " must be in 2..4096"));
+    }
+    cfg.slots_per_channel = static_cast<std::uint32_t>(slots);
+    cfg.credit_batch = std::max<std::uint32_t>(1, cfg.slots_per_channel / 2);
   }
   cfg.transport = *t;
   cfg.sync = *sm;

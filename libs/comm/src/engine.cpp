@@ -16,10 +16,11 @@ std::string rank_prefix(int rank) {
   return "[rank " + std::to_string(rank) + "] ";
 }
 
+/// Spin-loop hint. Deliberately not PAUSE: under KVM, pause-loop exiting turns a PAUSE-heavy
+/// spin into VM exits (measured here: cache-line one-way 84 ns without PAUSE, ~600 ns with it).
+/// A compiler barrier keeps the loop honest without it.
 inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
+  std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 
 }  // namespace
@@ -634,7 +635,7 @@ Expected<std::uint64_t> Engine::wait_notifications(std::uint32_t region, std::ui
   std::uint64_t seen = 0;
   Status s = wait_until([&]() -> std::optional<Status> {
     RegionState& rs = *regions_[region];
-    seen = reinterpret_cast<RegionHeader*>(rs.local.data())->count.load(std::memory_order_acquire);
+    seen = reinterpret_cast<RegionHeader*>(rs.local.data())->count.load(std::memory_order_seq_cst);
     if (rs.net_window >= 0) {
       auto m = net_->notifications(rs.net_window);
       if (!m) return Status{fail(m.error().code, rank_prefix(rank_) + m.error().message)};
@@ -673,6 +674,29 @@ Status Engine::barrier() {
 }
 
 Status Engine::send(int dest, int tag, std::span<const std::byte> data) {
+  // Fast path: a short or eager message to an shm peer with nothing queued ahead of it and
+  // credits at hand completes on the spot, without a request (one lock, one cell write).
+  if (dest >= 0 && dest < size_ && dest != rank_ && tag >= min_internal_tag && tag <= max_tag &&
+      data.size() <= cfg_.eager_max_bytes) {
+    const int local = local_of_[static_cast<std::size_t>(dest)];
+    if (local >= 0) {
+      std::lock_guard lock(mu_);
+      ShmPeer& p = peers_[static_cast<std::size_t>(local)];
+      if (!failed_ && !p.departed && p.out.empty() && has_cell(p)) {
+        if (data.size() <= cfg_.short_max_bytes) {
+          write_cell(p, cell_short, tag, static_cast<std::uint32_t>(data.size()), data.data(),
+                     data.size());
+          return {};
+        }
+        if (has_slot(p)) {
+          std::memcpy(slot_ptr(p.tx, p.tx_slot_next), data.data(), data.size());
+          ++p.tx_slot_next;
+          write_cell(p, cell_eager, tag, static_cast<std::uint32_t>(data.size()), nullptr, 0);
+          return {};
+        }
+      }
+    }
+  }
   auto rq = isend(dest, tag, data);
   if (!rq) return Unexpected{rq.error()};
   auto got = wait(*rq);

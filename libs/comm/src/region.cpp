@@ -112,13 +112,14 @@ Status Engine::put(std::uint32_t region, int target, std::size_t offset,
     if (!data.empty()) std::memcpy(base + header + offset, data.data(), data.size());
     if (notify) {
       auto* h = reinterpret_cast<RegionHeader*>(base);
-      // release: the data written above is visible to an owner that acquires the new count.
-      h->count.fetch_add(1, std::memory_order_release);
+      // seq_cst RMW (release would do for the data): the data written above is visible to an
+      // owner that loads the new count; seq_cst also orders it before the sleepers load below.
+      h->count.fetch_add(1, std::memory_order_seq_cst);
       RankBlock* block =
           target == rank_ ? my_block_ : peers_[static_cast<std::size_t>(local)].block;
-      if (block != nullptr && cfg_.sync != SyncMode::poll) {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (block->sleepers.load(std::memory_order_relaxed) != 0) ring(*block);
+      if (block != nullptr && cfg_.sync != SyncMode::poll &&
+          block->sleepers.load(std::memory_order_seq_cst) != 0) {
+        ring(*block);
       }
     }
     return {};
@@ -137,7 +138,7 @@ Expected<std::uint64_t> Engine::notifications(std::uint32_t region) {
   }
   RegionState& rs = *regions_[region];
   std::uint64_t n =
-      reinterpret_cast<RegionHeader*>(rs.local.data())->count.load(std::memory_order_acquire);
+      reinterpret_cast<RegionHeader*>(rs.local.data())->count.load(std::memory_order_seq_cst);
   if (rs.net_window >= 0) {
     auto m = net_->notifications(rs.net_window);
     if (!m) return fail(m.error().code, rank_prefix(rank_) + m.error().message);

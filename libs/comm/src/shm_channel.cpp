@@ -14,14 +14,15 @@ std::byte* Engine::slot_ptr(const ChannelView& ch, std::uint64_t slot) const noe
 bool Engine::has_cell(ShmPeer& p) {
   // Message k may use cell (k-1) mod C once message k-C has been consumed.
   if (p.tx_next - 1 - p.tx_cells_seen < geo_.cells) return true;
-  // acquire: pairs with the receiver's release store after it finished reading those cells.
-  p.tx_cells_seen = p.tx.credits->cells_consumed.load(std::memory_order_acquire);
+  // acquire (seq_cst for the eventcount): pairs with the receiver's store after it finished
+  // reading those cells.
+  p.tx_cells_seen = p.tx.credits->cells_consumed.load(std::memory_order_seq_cst);
   return p.tx_next - 1 - p.tx_cells_seen < geo_.cells;
 }
 
 bool Engine::has_slot(ShmPeer& p) {
   if (p.tx_slot_next - p.tx_slots_seen < geo_.slots) return true;
-  p.tx_slots_seen = p.tx.credits->slots_freed.load(std::memory_order_acquire);
+  p.tx_slots_seen = p.tx.credits->slots_freed.load(std::memory_order_seq_cst);
   return p.tx_slot_next - p.tx_slots_seen < geo_.slots;
 }
 
@@ -32,16 +33,20 @@ void Engine::write_cell(ShmPeer& p, CellKind kind, int tag, std::uint32_t bytes,
   c.tag = tag;
   c.bytes = bytes;
   if (body_bytes > 0) std::memcpy(c.body, body, body_bytes);
-  // release: the header, the inline payload and any slot written before become visible to the
-  // receiver's acquire load of seq. One store, in the line that carries the payload.
-  c.seq.store(static_cast<std::uint32_t>(p.tx_next), std::memory_order_release);
+  const auto seq = static_cast<std::uint32_t>(p.tx_next);
   ++p.tx_next;
-  if (cfg_.sync != SyncMode::poll) {
-    // seq_cst fence: orders the seq store before the sleepers load (store-load, Dekker with the
-    // waiter's sleepers RMW and re-check). A receiver that sleeps is therefore always rung.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (p.block->sleepers.load(std::memory_order_relaxed) != 0) ring(*p.block);
+  if (cfg_.sync == SyncMode::poll) {
+    // release: the header, the inline payload and any slot written before become visible to the
+    // receiver's load of seq. One store, in the line that carries the payload. Nobody sleeps.
+    c.seq.store(seq, std::memory_order_release);
+    return;
   }
+  // seq_cst store, then seq_cst load of `sleepers` (Dekker against the waiter's seq_cst RMW of
+  // sleepers followed by its seq_cst re-load of seq): either we see the sleeper and ring, or it
+  // sees the cell. A receiver that sleeps is therefore always rung. (No fence: GCC's TSan does
+  // not model atomic_thread_fence; on x86 the store becomes one xchg.)
+  c.seq.store(seq, std::memory_order_seq_cst);
+  if (p.block->sleepers.load(std::memory_order_seq_cst) != 0) ring(*p.block);
 }
 
 bool Engine::try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index) {
@@ -117,29 +122,33 @@ void Engine::drain_channel(ShmPeer& p) {
   bool consumed = false;
   while (true) {
     const Cell& c = p.rx.cells[(p.rx_next - 1) & mask];
-    // acquire: pairs with the sender's release store of seq (cell body and slot visible).
-    if (c.seq.load(std::memory_order_acquire) != static_cast<std::uint32_t>(p.rx_next)) break;
+    // seq_cst (a plain load on x86, like acquire): pairs with the sender's release/seq_cst store
+    // of seq, making the cell body and slot visible; seq_cst for the eventcount (write_cell).
+    if (c.seq.load(std::memory_order_seq_cst) != static_cast<std::uint32_t>(p.rx_next)) break;
     handle_cell(p, c);
     ++p.rx_next;
     consumed = true;
   }
   if (!consumed) return;
-  // Return credits in batches: a quarter ring of cells, credit_batch slots. release: our reads
-  // of the cells and slots happen before the sender may overwrite them.
+  // Return credits in batches: a quarter ring of cells, credit_batch slots. release (seq_cst when
+  // a sender may sleep on them, as in write_cell): our reads of the cells and slots happen
+  // before the sender may overwrite them.
+  const auto order =
+      cfg_.sync == SyncMode::poll ? std::memory_order_release : std::memory_order_seq_cst;
   bool returned = false;
   if (p.rx_next - 1 - p.rx_cells_published >= geo_.cells / 4) {
     p.rx_cells_published = p.rx_next - 1;
-    p.rx.credits->cells_consumed.store(p.rx_cells_published, std::memory_order_release);
+    p.rx.credits->cells_consumed.store(p.rx_cells_published, order);
     returned = true;
   }
   if (p.rx_slot_next - p.rx_slots_published >= cfg_.credit_batch) {
     p.rx_slots_published = p.rx_slot_next;
-    p.rx.credits->slots_freed.store(p.rx_slots_published, std::memory_order_release);
+    p.rx.credits->slots_freed.store(p.rx_slots_published, order);
     returned = true;
   }
-  if (returned && cfg_.sync != SyncMode::poll) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (p.block->sleepers.load(std::memory_order_relaxed) != 0) ring(*p.block);
+  if (returned && cfg_.sync != SyncMode::poll &&
+      p.block->sleepers.load(std::memory_order_seq_cst) != 0) {
+    ring(*p.block);
   }
 }
 
