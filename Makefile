@@ -8,7 +8,11 @@ DEB_PACKAGES := cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev 
   libfmt-dev nlohmann-json3-dev libcli11-dev libhwloc-dev openmpi-bin libopenmpi-dev \
   mpich libmpich-dev python3 python3-matplotlib clang-format-14 emboss emboss-data
 
-.PHONY: all deps build test test-release test-asan test-tsan demo format format-check clean
+.PHONY: all deps build test demo format format-check clean
+# build-<preset> and test-<preset> (release, asan, tsan, dev, nompi) are pattern rules below;
+# GNU make skips pattern rules for .PHONY targets, so they are forced with FORCE instead.
+FORCE:
+.PRECIOUS: build/%/build.ninja
 
 all: build
 
@@ -26,12 +30,12 @@ deps:
 build/%/build.ninja:
 	cmake --preset $* > /dev/null
 
-build-%: deps build/%/build.ninja
+build-%: deps build/%/build.ninja FORCE
 	cmake --build build/$* -j $(JOBS)
 
 build: build-release
 
-test-%: build-%
+test-%: build-% FORCE
 	ctest --test-dir build/$* $(CTEST_FLAGS)
 
 test: test-release test-asan test-tsan format-check

@@ -1,7 +1,6 @@
 # Installs the CMake package config so that another project can find_package(tilepipe).
 include(CMakePackageConfigHelpers)
 get_property(tp_layers GLOBAL PROPERTY TILEPIPE_INSTALLED_LAYERS)
-install(TARGETS tilepipe_warnings tilepipe_sanitizers EXPORT tilepipeTargets)
 add_library(tilepipe_all INTERFACE)
 set_target_properties(tilepipe_all PROPERTIES EXPORT_NAME tilepipe)
 foreach(layer IN LISTS tp_layers)

@@ -1,0 +1,131 @@
+// Parsing and validation of the planning flags into a plan::PlanRequest.
+#include "plan_options.hpp"
+
+#include "kernel_catalog.hpp"
+
+#include <tilepipe/support/parse.hpp>
+
+namespace tp::app {
+
+void PlanOptions::add_to(CLI::App& app) {
+  app.add_option("--kernel", kernel, "built-in kernel: " + kernel_names());
+  app.add_option("--deps", deps, "dependence vectors, e.g. \"1,0,0;0,1,0;0,0,1\"");
+  app.add_option("--size", size, "iteration space extents N_1xN_2x..., e.g. 12x12x524288")
+      ->required();
+  app.add_option("--tile", tile,
+                 "tile extents 4x4x1024, or the tile height along the mapping dimension only");
+  app.add_option("--tiling-matrix", tiling_matrix,
+                 "general tiling matrix H by rows, e.g. \"1/4,0;-1/8,1/8\" (instead of --tile)");
+  app.add_option("--nodes", nodes, "number of nodes (ranks)");
+  app.add_option("--cpus", cpus, "CPUs (threads) per node");
+  app.add_option("--mesh", mesh, "node mesh, one factor per non-mapping dimension, e.g. 3x3");
+  app.add_option("--map-dim", map_dim, "mapping dimension: auto or 1..n");
+  app.add_option("--schedule", schedule, "blocking|overlap");
+  app.add_option("--grouping", grouping, "hyperplane|vertical");
+}
+
+Expected<plan::PlanRequest> PlanOptions::to_request() const {
+  plan::PlanRequest req;
+  auto extents = parse_extents(size, "--size");
+  if (!extents) return Unexpected{extents.error()};
+  req.size = *extents;
+  const int n = static_cast<int>(req.size.size());
+
+  if (!kernel.empty() && !deps.empty()) {
+    return fail(Errc::invalid_argument, "give either --kernel or --deps, not both");
+  }
+  if (kernel.empty() && deps.empty()) {
+    return fail(Errc::invalid_argument, "give --kernel (" + kernel_names() + ") or --deps");
+  }
+  if (!kernel.empty()) {
+    auto k = find_kernel(kernel);
+    if (!k) return Unexpected{k.error()};
+    if (k->dims != n) {
+      return fail(Errc::invalid_argument, "--kernel " + kernel + " is " + std::to_string(k->dims) +
+                                              "-dimensional but --size " + size + " has " +
+                                              std::to_string(n) + " dimensions");
+    }
+    req.deps = k->deps;
+  } else {
+    auto d = plan::DependenceMatrix::parse(deps);
+    if (!d) return Unexpected{d.error()};
+    if (d->dims() != n) {
+      return fail(Errc::invalid_argument, "--deps vectors have " + std::to_string(d->dims()) +
+                                              " entries but --size " + size + " has " +
+                                              std::to_string(n) + " dimensions");
+    }
+    req.deps = *d;
+  }
+
+  if (!tile.empty() && !tiling_matrix.empty()) {
+    return fail(Errc::invalid_argument, "give either --tile or --tiling-matrix, not both");
+  }
+  if (!tiling_matrix.empty()) {
+    auto h = plan::parse_rational_matrix(tiling_matrix, "--tiling-matrix");
+    if (!h) return Unexpected{h.error()};
+    req.tile_kind = plan::TileSpecKind::matrix;
+    req.h = *h;
+  } else if (tile.empty()) {
+    return fail(
+        Errc::invalid_argument,
+        "--tile is required: the tile extents (e.g. 4x4x1024) or the tile height (e.g. 1024)");
+  } else if (tile.find('x') == std::string::npos) {
+    auto z = parse_int(tile, "--tile");
+    if (!z) return Unexpected{z.error()};
+    if (*z < 1) {
+      return fail(Errc::invalid_argument,
+                  "--tile: tile height " + std::to_string(*z) + " must be >= 1");
+    }
+    req.tile_kind = plan::TileSpecKind::height;
+    req.tile_height = *z;
+  } else {
+    auto w = parse_extents(tile, "--tile");
+    if (!w) return Unexpected{w.error()};
+    req.tile_kind = plan::TileSpecKind::extents;
+    req.tile_extents = *w;
+  }
+
+  auto p = parse_int(nodes, "--nodes", 1, plan::max_nodes);
+  if (!p) return Unexpected{p.error()};
+  req.nodes = *p;
+  auto m = parse_int(cpus, "--cpus", 1, plan::max_cpus);
+  if (!m) return Unexpected{m.error()};
+  req.cpus = *m;
+  if (!mesh.empty()) {
+    auto me = parse_extents(mesh, "--mesh");
+    if (!me) return Unexpected{me.error()};
+    req.mesh = *me;
+  }
+  if (map_dim != "auto") {
+    auto md = parse_int(map_dim, "--map-dim");
+    if (!md) {
+      return fail(Errc::invalid_argument,
+                  "--map-dim: '" + map_dim + "' is not auto or 1.." + std::to_string(n));
+    }
+    if (*md < 1 || *md > n) {
+      return fail(Errc::invalid_argument, "--map-dim " + std::to_string(*md) +
+                                              ": the space has dimensions 1 to " +
+                                              std::to_string(n));
+    }
+    req.map_dim = static_cast<int>(*md);
+  }
+  if (schedule == "blocking") {
+    req.schedule = plan::ScheduleKind::blocking;
+  } else if (schedule == "overlap") {
+    req.schedule = plan::ScheduleKind::overlap;
+  } else {
+    return fail(Errc::invalid_argument,
+                "--schedule: unknown schedule '" + schedule + "' (choose blocking|overlap)");
+  }
+  if (grouping == "hyperplane") {
+    req.grouping = plan::GroupingKind::hyperplane;
+  } else if (grouping == "vertical") {
+    req.grouping = plan::GroupingKind::vertical;
+  } else {
+    return fail(Errc::invalid_argument,
+                "--grouping: unknown grouping '" + grouping + "' (choose hyperplane|vertical)");
+  }
+  return req;
+}
+
+}  // namespace tp::app

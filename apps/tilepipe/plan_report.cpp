@@ -1,0 +1,92 @@
+// Rendering a plan for people (a table) and for programs (JSON).
+#include "plan_report.hpp"
+
+#include <fmt/format.h>
+
+namespace tp::app {
+
+namespace {
+
+std::string join(const plan::Index& v, std::string_view sep) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    s += (i ? std::string(sep) : "") + std::to_string(v[i]);
+  return s;
+}
+
+nlohmann::ordered_json matrix_json(const plan::RationalMatrix& m) {
+  auto rows = nlohmann::ordered_json::array();
+  for (int r = 0; r < m.size(); ++r) {
+    auto row = nlohmann::ordered_json::array();
+    for (int c = 0; c < m.size(); ++c) row.push_back(m.at(r, c).to_string());
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+nlohmann::ordered_json plan_to_json(const plan::Plan& p, const std::string& kernel) {
+  nlohmann::ordered_json j;
+  j["kernel"] = kernel.empty() ? nullptr : nlohmann::ordered_json(kernel);
+  j["dims"] = p.space().dims();
+  j["size"] = p.space().extents();
+  j["deps"] = p.deps().vectors();
+  if (p.tiling().is_rectangular()) {
+    j["tile"] = p.tiling().tile_extents();
+  } else {
+    j["tile"] = nullptr;
+  }
+  j["tiling_matrix"] = matrix_json(p.tiling().h());
+  j["tile_space"] = p.tile_space().counts();
+  j["tiles"] = p.tile_space().size();
+  j["tile_deps"] = p.tile_deps();
+  j["map_dim"] = p.map_dim() + 1;
+  j["nodes"] = p.nodes();
+  j["cpus"] = p.cpus();
+  j["mesh"] = p.mesh();
+  j["cpu_grid"] = p.cpu_grid();
+  j["schedule"] = std::string(plan::to_string(p.schedule().kind()));
+  j["grouping"] = std::string(plan::to_string(p.schedule().grouping().kind()));
+  j["grouping_matrix"] = matrix_json(p.schedule().grouping().p());
+  j["schedule_vector"] = p.schedule().vector();
+  j["steps"] = p.steps();
+  j["face_points"] = p.face_points();
+  j["points"] = p.space().points();
+  j["legal"] = true;
+  return j;
+}
+
+std::string plan_to_text(const plan::Plan& p, const std::string& kernel) {
+  std::string s;
+  const auto row = [&](std::string_view key, const std::string& value) {
+    s += fmt::format("  {:<18} {}\n", key, value);
+  };
+  s += fmt::format("tilepipe plan{}\n", kernel.empty() ? "" : " (" + kernel + ")");
+  row("iteration space",
+      fmt::format("{}  ({} points)", join(p.space().extents(), "x"), p.space().points()));
+  row("dependences D", p.deps().to_string());
+  if (p.tiling().is_rectangular()) {
+    row("tile", fmt::format("{}  (grain {} points)", join(p.tiling().tile_extents(), "x"),
+                            p.tiling().grain().to_string()));
+  } else {
+    row("tiling matrix H", p.tiling().h().to_string());
+  }
+  row("tile space J^S",
+      fmt::format("{}  ({} tiles)", join(p.tile_space().counts(), "x"), p.tile_space().size()));
+  std::string ds;
+  for (const auto& d : p.tile_deps()) ds += (ds.empty() ? "" : " ") + plan::to_string(d);
+  row("tile deps D^S", ds);
+  row("mapping dimension", std::to_string(p.map_dim() + 1));
+  row("nodes", fmt::format("{} as mesh {}", p.nodes(), join(p.mesh(), "x")));
+  row("CPUs per node", fmt::format("{} as grid {}", p.cpus(), join(p.cpu_grid(), "x")));
+  row("schedule", fmt::format("{}, {} grouping", plan::to_string(p.schedule().kind()),
+                              plan::to_string(p.schedule().grouping().kind())));
+  row("grouping P^G", p.schedule().grouping().p().to_string());
+  row("schedule Pi^G", plan::to_string(p.schedule().vector()));
+  row("time steps", std::to_string(p.steps()));
+  row("face per step", fmt::format("{} points sent per node", p.face_points()));
+  return s;
+}
+
+}  // namespace tp::app

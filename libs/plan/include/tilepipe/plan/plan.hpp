@@ -1,0 +1,116 @@
+// A complete execution plan: tiling, mesh of nodes, CPU grid, mapping and schedule, chosen so
+// that the number of time steps is minimal (seed 002 4.5-4.7; seed 000 formula (2)).
+#pragma once
+
+#include <tilepipe/plan/iteration_space.hpp>
+#include <tilepipe/plan/schedule.hpp>
+#include <tilepipe/plan/tiling.hpp>
+#include <tilepipe/support/expected.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace tp::plan {
+
+/// Most nodes and CPUs per node a plan may use (bounds the exhaustive factorization search).
+inline constexpr std::int64_t max_nodes = 65536;
+inline constexpr std::int64_t max_cpus = 1024;
+
+/// How the tile is given: the height along the mapping dimension only (the other widths follow
+/// from the extents, the mesh and the CPU grid: one row of tiles per CPU), all rectangular
+/// extents, or a general tiling matrix H.
+enum class TileSpecKind { height, extents, matrix };
+
+/// What the user asks for; Plan::make validates everything.
+struct PlanRequest {
+  Index size;                            ///< N_d per dimension
+  std::optional<DependenceMatrix> deps;  ///< D (required)
+  TileSpecKind tile_kind = TileSpecKind::height;
+  std::int64_t tile_height = 0;  ///< z, for TileSpecKind::height
+  Index tile_extents;            ///< w_d, for TileSpecKind::extents
+  RationalMatrix h;              ///< H, for TileSpecKind::matrix
+  std::int64_t nodes = 1;        ///< P
+  std::int64_t cpus = 1;         ///< m, CPUs (threads) per node
+  std::optional<Index> mesh;     ///< node mesh, one factor per non-mapping dimension
+  int map_dim = 0;               ///< 1-based mapping dimension, 0 = auto (most tiles)
+  ScheduleKind schedule = ScheduleKind::overlap;
+  GroupingKind grouping = GroupingKind::hyperplane;
+};
+
+/// A validated plan. Tile coordinates are relative to the tile space's lower corner (0 for
+/// rectangular tilings). Node and CPU coordinates have one entry per non-mapping dimension, in
+/// dimension order.
+class Plan {
+ public:
+  static Expected<Plan> make(const PlanRequest& request);
+
+  [[nodiscard]] const IterationSpace& space() const noexcept { return space_; }
+  [[nodiscard]] const DependenceMatrix& deps() const noexcept { return deps_; }
+  [[nodiscard]] const Tiling& tiling() const noexcept { return tiling_; }
+  [[nodiscard]] const TileSpace& tile_space() const noexcept { return tile_space_; }
+  /// D^S: tile dependences (entries 0 or 1).
+  [[nodiscard]] const std::vector<Index>& tile_deps() const noexcept { return tile_deps_; }
+  /// 0-based mapping dimension i: all tiles along it belong to one CPU of one node.
+  [[nodiscard]] int map_dim() const noexcept { return map_dim_; }
+  [[nodiscard]] std::int64_t nodes() const noexcept { return nodes_; }
+  [[nodiscard]] std::int64_t cpus() const noexcept { return cpus_; }
+  [[nodiscard]] const Index& mesh() const noexcept { return mesh_; }
+  [[nodiscard]] const Index& cpu_grid() const noexcept { return cpu_grid_; }
+  [[nodiscard]] const Schedule& schedule() const noexcept { return schedule_; }
+  /// Number of distinct time steps, max t - min t + 1 over all tiles.
+  [[nodiscard]] std::int64_t steps() const noexcept { return steps_; }
+  /// Points a node sends per step to its successors (sum over mesh dimensions of extent > 1).
+  [[nodiscard]] std::int64_t face_points() const noexcept { return face_points_; }
+
+  /// The node (mesh coordinates) that runs a tile: floor(j_k^S / m_k), k != i (seed 002 4.5-4.6).
+  [[nodiscard]] Index node_of(const Index& tile) const;
+  /// The CPU (grid coordinates) that runs a tile: j_k^S mod m_k, k != i.
+  [[nodiscard]] Index cpu_of(const Index& tile) const;
+  /// Row-major rank of mesh coordinates, 0 <= rank < nodes().
+  [[nodiscard]] std::int64_t rank_of(const Index& node) const;
+  /// Mesh coordinates of a rank.
+  [[nodiscard]] Index node_coords(std::int64_t rank) const;
+  /// Row-major index of CPU grid coordinates, 0 <= index < cpus().
+  [[nodiscard]] std::int64_t cpu_index(const Index& cpu) const;
+  /// Time step of a tile, 0-based.
+  [[nodiscard]] std::int64_t time_of(const Index& tile) const { return schedule_.time_of(tile); }
+  /// Group coordinates floor(H^G j^S).
+  [[nodiscard]] Index group_of(const Index& tile) const {
+    return schedule_.grouping().group_of(tile);
+  }
+  /// The tiles a rank runs, sorted by (time, cpu index).
+  [[nodiscard]] std::vector<Index> tiles_of(std::int64_t rank) const;
+
+ private:
+  Plan(IterationSpace space, DependenceMatrix deps, Tiling tiling, TileSpace ts, Schedule s)
+      : space_(std::move(space)),
+        deps_(std::move(deps)),
+        tiling_(std::move(tiling)),
+        tile_space_(std::move(ts)),
+        schedule_(std::move(s)) {}
+
+  IterationSpace space_;
+  DependenceMatrix deps_;
+  Tiling tiling_;
+  TileSpace tile_space_;
+  Schedule schedule_;
+  std::vector<Index> tile_deps_;
+  int map_dim_ = 0;
+  std::int64_t nodes_ = 1;
+  std::int64_t cpus_ = 1;
+  Index mesh_;
+  Index cpu_grid_;
+  std::int64_t steps_ = 0;
+  std::int64_t face_points_ = 0;
+};
+
+/// Number of time steps of a schedule over a tile space: max - min + 1 of time_of. For a box the
+/// extremes are at the lower and upper corners because t is non-decreasing in every tile
+/// coordinate (Pi^G >= 0, H^G >= 0); otherwise every tile is visited.
+std::int64_t count_steps(const Schedule& schedule, const TileSpace& tiles);
+
+/// All ordered factorizations of `value` into `parts` factors >= 1, lexicographic order.
+std::vector<Index> ordered_factorizations(std::int64_t value, int parts);
+
+}  // namespace tp::plan

@@ -1,0 +1,405 @@
+// The planner: exhaustive search over node meshes and CPU grids for the fewest time steps.
+#include <tilepipe/plan/plan.hpp>
+#include <tilepipe/support/checked_math.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <tuple>
+
+namespace tp::plan {
+
+namespace {
+
+std::string join_x(const Index& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "x" : "") + std::to_string(v[i]);
+  return s;
+}
+
+// Expands per-non-mapping-dimension factors to one entry per dimension (1 at the mapping one).
+Index expand(const Index& factors, int map_dim) {
+  Index full;
+  std::size_t f = 0;
+  for (int d = 0; d < static_cast<int>(factors.size()) + 1; ++d) {
+    full.push_back(d == map_dim ? 1 : factors[f++]);
+  }
+  return full;
+}
+
+// The non-mapping entries of a per-dimension vector.
+Index drop(const Index& v, int map_dim) {
+  Index out;
+  for (int d = 0; d < static_cast<int>(v.size()); ++d) {
+    if (d != map_dim) out.push_back(v[static_cast<std::size_t>(d)]);
+  }
+  return out;
+}
+
+struct Candidate {
+  Index mesh;
+  Index cpu;
+  Index widths;  // rectangular tilings only
+  std::int64_t steps = 0;
+  std::int64_t face = 0;
+};
+
+bool better(const Candidate& a, const Candidate& b) {
+  return std::tie(a.steps, a.face, a.mesh, a.cpu) < std::tie(b.steps, b.face, b.mesh, b.cpu);
+}
+
+std::int64_t node_face_points(const Index& mesh_full, const Index& cpu_full, const Tiling& tiling,
+                              int map_dim, std::int64_t cpus) {
+  std::int64_t total = 0;
+  const int n = tiling.dims();
+  for (int k = 0; k < n; ++k) {
+    if (k == map_dim || mesh_full[static_cast<std::size_t>(k)] == 1) continue;
+    std::int64_t face = cpus / cpu_full[static_cast<std::size_t>(k)];
+    if (tiling.is_rectangular()) {
+      for (int d = 0; d < n; ++d) {
+        if (d != k) face *= tiling.tile_extents()[static_cast<std::size_t>(d)];
+      }
+    }
+    total += face;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::vector<Index> ordered_factorizations(std::int64_t value, int parts) {
+  TP_EXPECTS(value >= 1 && parts >= 1);
+  std::vector<std::int64_t> divisors;
+  for (std::int64_t d = 1; d * d <= value; ++d) {
+    if (value % d != 0) continue;
+    divisors.push_back(d);
+    if (d != value / d) divisors.push_back(value / d);
+  }
+  std::sort(divisors.begin(), divisors.end());
+  std::vector<Index> out;
+  Index current;
+  std::function<void(std::int64_t)> rec = [&](std::int64_t rest) {
+    if (static_cast<int>(current.size()) == parts - 1) {
+      current.push_back(rest);
+      out.push_back(current);
+      current.pop_back();
+      return;
+    }
+    for (auto d : divisors) {
+      if (d > rest) break;
+      if (rest % d != 0) continue;
+      current.push_back(d);
+      rec(rest / d);
+      current.pop_back();
+    }
+  };
+  rec(value);
+  return out;
+}
+
+std::int64_t count_steps(const Schedule& schedule, const TileSpace& tiles) {
+  if (tiles.is_box()) {
+    // t is non-decreasing in every coordinate (Pi^G >= 0, H^G >= 0): extremes at the corners.
+    for (auto c : schedule.vector()) TP_ASSERT(c >= 0);
+    Index last = tiles.counts();
+    for (auto& v : last) --v;
+    const Index first(last.size(), 0);
+    return schedule.time_of(last) - schedule.time_of(first) + 1;
+  }
+  std::int64_t lo = INT64_MAX;
+  std::int64_t hi = INT64_MIN;
+  tiles.for_each([&](const Index& t) {
+    Index rel = t;
+    for (std::size_t d = 0; d < rel.size(); ++d) rel[d] -= tiles.lower()[d];
+    const std::int64_t v = schedule.time_of(rel);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  });
+  return hi - lo + 1;
+}
+
+Expected<Plan> Plan::make(const PlanRequest& req) {
+  auto space = IterationSpace::make(req.size);
+  if (!space) return Unexpected{space.error()};
+  const int n = space->dims();
+  if (!req.deps) return fail(Errc::invalid_argument, "no dependences given (--kernel or --deps)");
+  if (req.deps->dims() != n) {
+    return fail(Errc::invalid_argument, "the dependence vectors have " +
+                                            std::to_string(req.deps->dims()) +
+                                            " entries but the iteration space " + join_x(req.size) +
+                                            " has " + std::to_string(n) + " dimensions");
+  }
+  if (req.nodes < 1 || req.nodes > max_nodes) {
+    return fail(req.nodes < 1 ? Errc::invalid_argument : Errc::out_of_range,
+                "nodes: " + std::to_string(req.nodes) + " must be between 1 and " +
+                    std::to_string(max_nodes));
+  }
+  if (req.cpus < 1 || req.cpus > max_cpus) {
+    return fail(
+        req.cpus < 1 ? Errc::invalid_argument : Errc::out_of_range,
+        "cpus: " + std::to_string(req.cpus) + " must be between 1 and " + std::to_string(max_cpus));
+  }
+
+  // A fixed tiling (all extents, or H) is known before the mesh; a height-only one is not.
+  std::optional<Tiling> fixed;
+  std::optional<TileSpace> fixed_space;
+  switch (req.tile_kind) {
+    case TileSpecKind::height:
+      if (req.tile_height < 1) {
+        return fail(Errc::invalid_argument,
+                    "tile height " + std::to_string(req.tile_height) + ": tile sizes must be >= 1");
+      }
+      break;
+    case TileSpecKind::extents: {
+      if (static_cast<int>(req.tile_extents.size()) != n) {
+        return fail(Errc::invalid_argument, "the tile " + join_x(req.tile_extents) + " has " +
+                                                std::to_string(req.tile_extents.size()) +
+                                                " dimensions but the iteration space " +
+                                                join_x(req.size) + " has " + std::to_string(n));
+      }
+      auto t = Tiling::rectangular(req.tile_extents);
+      if (!t) return Unexpected{t.error()};
+      fixed = std::move(*t);
+      break;
+    }
+    case TileSpecKind::matrix: {
+      if (req.h.size() != n) {
+        return fail(Errc::invalid_argument, "the tiling matrix is " + std::to_string(req.h.size()) +
+                                                "x" + std::to_string(req.h.size()) +
+                                                " but the iteration space " + join_x(req.size) +
+                                                " has " + std::to_string(n) + " dimensions");
+      }
+      auto t = Tiling::general(req.h);
+      if (!t) return Unexpected{t.error()};
+      fixed = std::move(*t);
+      break;
+    }
+  }
+  if (fixed) {
+    TP_TRY(check_legal(*fixed, *req.deps));
+    auto ts = TileSpace::make(*space, *fixed);
+    if (!ts) return Unexpected{ts.error()};
+    fixed_space = std::move(*ts);
+  }
+
+  // Mapping dimension: given, or the one with the most tiles (ties: the last, as in the seeds).
+  int map_dim = 0;
+  if (req.map_dim != 0) {
+    if (req.map_dim < 1 || req.map_dim > n) {
+      return fail(Errc::invalid_argument, "--map-dim " + std::to_string(req.map_dim) +
+                                              ": the space has dimensions 1 to " +
+                                              std::to_string(n));
+    }
+    map_dim = req.map_dim - 1;
+  } else {
+    std::int64_t best = -1;
+    for (int d = 0; d < n; ++d) {
+      const std::int64_t tiles = fixed_space ? fixed_space->counts()[static_cast<std::size_t>(d)]
+                                             : ceil_div(space->extent(d), req.tile_height);
+      if (tiles >= best) {
+        best = tiles;
+        map_dim = d;
+      }
+    }
+  }
+
+  std::vector<Index> meshes;
+  if (req.mesh) {
+    if (static_cast<int>(req.mesh->size()) != n - 1) {
+      return fail(Errc::invalid_argument,
+                  "--mesh " + join_x(*req.mesh) + " has " + std::to_string(req.mesh->size()) +
+                      " factors but a " + std::to_string(n) + "-dimensional space needs " +
+                      std::to_string(n - 1) + " (one per non-mapping dimension)");
+    }
+    std::int64_t product = 1;
+    for (auto f : *req.mesh) {
+      if (f < 1) return fail(Errc::invalid_argument, "--mesh factors must be >= 1");
+      product *= f;  // each factor <= nodes, so the product is checked below before it can grow
+      if (product > req.nodes) break;
+    }
+    if (product != req.nodes) {
+      return fail(Errc::invalid_argument, "--mesh " + join_x(*req.mesh) + " does not have " +
+                                              std::to_string(req.nodes) + " nodes");
+    }
+    meshes.push_back(*req.mesh);
+  } else {
+    meshes = ordered_factorizations(req.nodes, n - 1);
+  }
+  const auto cpu_grids = ordered_factorizations(req.cpus, n - 1);
+  const Index extents_off = drop(space->extents(), map_dim);
+
+  std::optional<Candidate> best;
+  std::optional<Error> legality_error;
+  for (const auto& mesh : meshes) {
+    for (const auto& cpu : cpu_grids) {
+      const Index mesh_full = expand(mesh, map_dim);
+      const Index cpu_full = expand(cpu, map_dim);
+      Candidate c{mesh, cpu, {}, 0, 0};
+      std::optional<Tiling> derived;
+      const TileSpace* ts = nullptr;
+      std::optional<TileSpace> derived_space;
+      if (fixed) {
+        const Index counts = drop(fixed_space->counts(), map_dim);
+        bool fits = true;
+        for (int k = 0; k < n - 1; ++k) {
+          const auto kk = static_cast<std::size_t>(k);
+          fits = fits && counts[kk] == mesh[kk] * cpu[kk];
+        }
+        if (!fits) continue;
+        ts = &*fixed_space;
+      } else {
+        Index widths(static_cast<std::size_t>(n));
+        bool fits = true;
+        for (int d = 0; d < n && fits; ++d) {
+          const auto dd = static_cast<std::size_t>(d);
+          if (d == map_dim) {
+            widths[dd] = req.tile_height;
+            continue;
+          }
+          const std::int64_t rows = mesh_full[dd] * cpu_full[dd];
+          if (rows > space->extent(d)) {
+            fits = false;
+            break;
+          }
+          widths[dd] = ceil_div(space->extent(d), rows);
+          fits = ceil_div(space->extent(d), widths[dd]) == rows;
+        }
+        if (!fits) continue;
+        auto t = Tiling::rectangular(widths);
+        if (!t) return Unexpected{t.error()};
+        if (auto legal = check_legal(*t, *req.deps); !legal) {
+          if (!legality_error) legality_error = legal.error();
+          continue;
+        }
+        auto s = TileSpace::make(*space, *t);
+        if (!s) return Unexpected{s.error()};
+        derived = std::move(*t);
+        derived_space = std::move(*s);
+        ts = &*derived_space;
+        c.widths = widths;
+      }
+      const Tiling& tiling = fixed ? *fixed : *derived;
+      const Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim);
+      c.steps = count_steps(schedule, *ts);
+      c.face = node_face_points(mesh_full, cpu_full, tiling, map_dim, req.cpus);
+      if (!best || better(c, *best)) best = std::move(c);
+    }
+  }
+  if (!best) {
+    if (legality_error) return Unexpected{*legality_error};
+    const std::string who = std::to_string(req.nodes) + " nodes x " + std::to_string(req.cpus) +
+                            (req.cpus == 1 ? " CPU" : " CPUs") +
+                            (req.mesh ? " (mesh " + join_x(*req.mesh) + ")" : "");
+    if (fixed) {
+      return fail(Errc::invalid_argument, "cannot map the tile space: it has " +
+                                              join_x(drop(fixed_space->counts(), map_dim)) +
+                                              " rows of tiles across the mapping dimension " +
+                                              std::to_string(map_dim + 1) + ", and no mesh of " +
+                                              who + " gives exactly one row per CPU");
+    }
+    return fail(Errc::invalid_argument, "cannot form a mesh of " + who + " over the extents " +
+                                            join_x(extents_off) + " across the mapping dimension " +
+                                            std::to_string(map_dim + 1) +
+                                            ": every CPU needs its own non-empty row of tiles");
+  }
+
+  Tiling tiling = fixed ? *fixed : *Tiling::rectangular(best->widths);
+  TileSpace ts = fixed ? *fixed_space : *TileSpace::make(*space, tiling);
+  const Index cpu_full = expand(best->cpu, map_dim);
+  Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim);
+  auto tile_deps = tile_dependences(tiling, *req.deps);
+  if (!tile_deps) return Unexpected{tile_deps.error()};
+  Plan plan(std::move(*space), *req.deps, std::move(tiling), std::move(ts), std::move(schedule));
+  plan.tile_deps_ = std::move(*tile_deps);
+  plan.map_dim_ = map_dim;
+  plan.nodes_ = req.nodes;
+  plan.cpus_ = req.cpus;
+  plan.mesh_ = best->mesh;
+  plan.cpu_grid_ = best->cpu;
+  plan.steps_ = best->steps;
+  plan.face_points_ = best->face;
+  return plan;
+}
+
+Index Plan::node_of(const Index& tile) const {
+  Index node;
+  std::size_t f = 0;
+  for (int d = 0; d < static_cast<int>(tile.size()); ++d) {
+    if (d == map_dim_) continue;
+    node.push_back(floor_div(tile[static_cast<std::size_t>(d)], cpu_grid_[f++]));
+  }
+  return node;
+}
+
+Index Plan::cpu_of(const Index& tile) const {
+  Index cpu;
+  std::size_t f = 0;
+  for (int d = 0; d < static_cast<int>(tile.size()); ++d) {
+    if (d == map_dim_) continue;
+    const std::int64_t m = cpu_grid_[f++];
+    cpu.push_back(tile[static_cast<std::size_t>(d)] -
+                  floor_div(tile[static_cast<std::size_t>(d)], m) * m);
+  }
+  return cpu;
+}
+
+std::int64_t Plan::rank_of(const Index& node) const {
+  std::int64_t r = 0;
+  for (std::size_t k = 0; k < node.size(); ++k) r = r * mesh_[k] + node[k];
+  return r;
+}
+
+Index Plan::node_coords(std::int64_t rank) const {
+  TP_EXPECTS(rank >= 0 && rank < nodes_);
+  Index c(mesh_.size());
+  for (std::size_t k = mesh_.size(); k-- > 0;) {
+    c[k] = rank % mesh_[k];
+    rank /= mesh_[k];
+  }
+  return c;
+}
+
+std::int64_t Plan::cpu_index(const Index& cpu) const {
+  std::int64_t r = 0;
+  for (std::size_t k = 0; k < cpu.size(); ++k) r = r * cpu_grid_[k] + cpu[k];
+  return r;
+}
+
+std::vector<Index> Plan::tiles_of(std::int64_t rank) const {
+  const Index node = node_coords(rank);
+  const Index counts = tile_space_.counts();
+  const int n = space_.dims();
+  Index lo(static_cast<std::size_t>(n));
+  Index hi(static_cast<std::size_t>(n));
+  std::size_t f = 0;
+  for (int d = 0; d < n; ++d) {
+    const auto dd = static_cast<std::size_t>(d);
+    if (d == map_dim_) {
+      lo[dd] = 0;
+      hi[dd] = counts[dd] - 1;
+      continue;
+    }
+    lo[dd] = node[f] * cpu_grid_[f];
+    hi[dd] = std::min(counts[dd] - 1, lo[dd] + cpu_grid_[f] - 1);
+    ++f;
+  }
+  std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, Index>> keyed;
+  Index t = lo;
+  while (true) {
+    Index abs = t;
+    for (std::size_t d = 0; d < abs.size(); ++d) abs[d] += tile_space_.lower()[d];
+    if (tile_space_.contains(abs)) keyed.push_back({{time_of(t), cpu_index(cpu_of(t))}, t});
+    int d = n - 1;
+    while (d >= 0 && t[static_cast<std::size_t>(d)] == hi[static_cast<std::size_t>(d)]) {
+      t[static_cast<std::size_t>(d)] = lo[static_cast<std::size_t>(d)];
+      --d;
+    }
+    if (d < 0) break;
+    ++t[static_cast<std::size_t>(d)];
+  }
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<Index> out;
+  out.reserve(keyed.size());
+  for (auto& k : keyed) out.push_back(std::move(k.second));
+  return out;
+}
+}  // namespace tp::plan
