@@ -16,20 +16,24 @@ std::size_t sz(Index v) {
 }
 }  // namespace
 
+// Each reference: a loop nest over the whole array; a row whose outer indices are all >= 1
+// starts with its boundary point, then runs the interior recurrence straight along the row
+// (the left neighbour carried in a register, as the tile kernel does).
+
 std::vector<float> wave2d_reference(Index n1, Index n2) {
   TP_EXPECTS(n1 >= 1 && n2 >= 1);
   constexpr auto w = wave_weights<2>();
   const Index s1 = n2 + 1;
   std::vector<float> a(sz((n1 + 1) * s1));
   for (Index i = 0; i <= n1; ++i) {
-    for (Index j = 0; j <= n2; ++j) {
-      float& x = a[sz(i * s1 + j)];
-      if (i == 0 || j == 0) {
-        x = wave_boundary_value<2>({i, j});
-      } else {
-        x = w[0] * a[sz((i - 1) * s1 + j)] + w[1] * a[sz(i * s1 + j - 1)];
-      }
+    if (i == 0) {
+      for (Index j = 0; j <= n2; ++j) a[sz(j)] = wave_boundary_value<2>({0, j});
+      continue;
     }
+    float* row = &a[sz(i * s1)];
+    const float* up = row - s1;
+    float left = row[0] = wave_boundary_value<2>({i, 0});
+    for (Index j = 1; j <= n2; ++j) row[j] = left = w[0] * up[j] + w[1] * left;
   }
   return a;
 }
@@ -42,14 +46,15 @@ std::vector<float> wave3d_reference(Index n1, Index n2, Index n3) {
   std::vector<float> a(sz((n1 + 1) * s1));
   for (Index i = 0; i <= n1; ++i) {
     for (Index j = 0; j <= n2; ++j) {
-      for (Index k = 0; k <= n3; ++k) {
-        const Index o = i * s1 + j * s2 + k;
-        if (i == 0 || j == 0 || k == 0) {
-          a[sz(o)] = wave_boundary_value<3>({i, j, k});
-        } else {
-          a[sz(o)] = w[0] * a[sz(o - s1)] + w[1] * a[sz(o - s2)] + w[2] * a[sz(o - 1)];
-        }
+      float* row = &a[sz(i * s1 + j * s2)];
+      if (i == 0 || j == 0) {
+        for (Index k = 0; k <= n3; ++k) row[k] = wave_boundary_value<3>({i, j, k});
+        continue;
       }
+      const float* up1 = row - s1;
+      const float* up2 = row - s2;
+      float left = row[0] = wave_boundary_value<3>({i, j, 0});
+      for (Index k = 1; k <= n3; ++k) row[k] = left = w[0] * up1[k] + w[1] * up2[k] + w[2] * left;
     }
   }
   return a;
@@ -65,14 +70,17 @@ std::vector<float> wave4d_reference(Index n1, Index n2, Index n3, Index n4) {
   for (Index i = 0; i <= n1; ++i) {
     for (Index j = 0; j <= n2; ++j) {
       for (Index k = 0; k <= n3; ++k) {
-        for (Index l = 0; l <= n4; ++l) {
-          const Index o = i * s1 + j * s2 + k * s3 + l;
-          if (i == 0 || j == 0 || k == 0 || l == 0) {
-            a[sz(o)] = wave_boundary_value<4>({i, j, k, l});
-          } else {
-            a[sz(o)] = w[0] * a[sz(o - s1)] + w[1] * a[sz(o - s2)] + w[2] * a[sz(o - s3)] +
-                       w[3] * a[sz(o - 1)];
-          }
+        float* row = &a[sz(i * s1 + j * s2 + k * s3)];
+        if (i == 0 || j == 0 || k == 0) {
+          for (Index l = 0; l <= n4; ++l) row[l] = wave_boundary_value<4>({i, j, k, l});
+          continue;
+        }
+        const float* up1 = row - s1;
+        const float* up2 = row - s2;
+        const float* up3 = row - s3;
+        float left = row[0] = wave_boundary_value<4>({i, j, k, 0});
+        for (Index l = 1; l <= n4; ++l) {
+          row[l] = left = w[0] * up1[l] + w[1] * up2[l] + w[2] * up3[l] + w[3] * left;
         }
       }
     }

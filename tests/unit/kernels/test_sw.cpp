@@ -94,6 +94,32 @@ TEST(Sw, random_inputs_match_the_naive_dp_in_every_tiling) {
   }
 }
 
+TEST(Sw, eight_row_strips_match_the_scalar_dp) {
+  // Tiles of 8 rows or more take the 8-lane path (on AVX2 machines); sw_sequential never does.
+  std::mt19937_64 rng(88);
+  const std::string protein = "ARNDCQEGHILKMFPSTWYV";
+  const auto& b = ScoreMatrix::blosum62();
+  for (int round = 0; round < 12; ++round) {
+    const std::size_t n = std::uniform_int_distribution<std::size_t>(8, 260)(rng);
+    const std::size_t m = std::uniform_int_distribution<std::size_t>(1, 300)(rng);
+    const std::string q = random_seq(rng, protein, n);
+    std::string t = random_seq(rng, protein, m);
+    if (round % 2 == 0) t = t.substr(0, m / 3) + q.substr(n / 4, n / 2) + t.substr(m / 3);
+    const GapCosts g = round % 3 == 0 ? GapCosts{10, 1} : GapCosts{4, 2};
+    const auto qe = enc(b, q), te = enc(b, t);
+    const SwResult ref = sw_sequential(b, qe, te, g);
+    if (round < 4) {
+      ASSERT_EQ(naive_sw(b, q, t, g), ref);
+    }
+    for (const exec::Point<2>& tile :
+         {exec::Point<2>{8, 1}, exec::Point<2>{8, 5}, exec::Point<2>{16, 70},
+          exec::Point<2>{13, 64}, exec::Point<2>{37, 200}, exec::Point<2>{1000, 1000}}) {
+      ASSERT_EQ(tiled(b, q, t, g, tile, 2), ref)
+          << "round " << round << " tile " << tile[0] << "x" << tile[1];
+    }
+  }
+}
+
 TEST(Sw, edge_inputs) {
   const auto& b = ScoreMatrix::blosum62();
   const GapCosts g{10, 1};

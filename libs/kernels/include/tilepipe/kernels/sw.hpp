@@ -86,6 +86,7 @@ class SwKernel {
   std::span<const std::uint8_t> query_;
   std::span<const std::uint8_t> target_;
   GapCosts gaps_;
+  bool avx2_ = false;  // compute 8 rows at a time with AVX2 (chosen once, in make)
 };
 
 /// The plain sequential Gotoh DP, row by row, O(m) memory: the reference for the tiled kernel.

@@ -1,0 +1,105 @@
+// `tilepipe align` end to end: results checked against EMBOSS water, exact bad-input errors.
+#include "run_process.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using tp::test::run_process;
+
+const std::string data = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data";
+const std::string fa = data + "/fasta";
+
+tp::test::ProcessResult align(std::vector<std::string> args) {
+  args.insert(args.begin(), {TILEPIPE_EXE, "align"});
+  return run_process(args);
+}
+
+// Expected scores and end positions: EMBOSS water 6.6 on the same files (-aformat markx10).
+TEST(AlignCli, protein_blosum62_text_output) {
+  auto r = align({fa + "/protein_query.fa", fa + "/protein_target.fa", "--matrix", "blosum62",
+                  "--gap-open", "10", "--gap-extend", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const auto lines = tp::test::lines_of(r.out);
+  ASSERT_EQ(lines.size(), 6u) << r.out;
+  EXPECT_EQ(lines[0], "score: 526");
+  EXPECT_EQ(lines[1], "end_query: 110");
+  EXPECT_EQ(lines[2], "end_target: 103");
+  EXPECT_EQ(lines[3], "cells: 120 x 103");
+  EXPECT_EQ(lines[4].rfind("seconds: ", 0), 0u);
+  EXPECT_EQ(lines[5].rfind("gcups: ", 0), 0u);
+}
+
+TEST(AlignCli, dna_ednafull_json_tiled_on_two_threads) {
+  auto r = align({fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "EDNAFULL", "--json",
+                  "--tile", "7x9", "--cpus", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["score"], 360);
+  EXPECT_EQ(j["end_query"], 80);
+  EXPECT_EQ(j["end_target"], 81);
+  EXPECT_EQ(j["query_length"], 90);
+  EXPECT_EQ(j["target_length"], 81);
+  EXPECT_TRUE(j["seconds"].is_number() && j["seconds"].get<double>() >= 0);
+  EXPECT_TRUE(j["gcups"].is_number());
+}
+
+TEST(AlignCli, matrix_file_in_emboss_format) {
+  auto r = align({fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", data + "/simple_dna.mat",
+                  "--gap-open", "5", "--gap-extend", "2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["score"], 135);
+  EXPECT_EQ(j["end_query"], 80);
+  EXPECT_EQ(j["end_target"], 81);
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  std::string message;
+};
+
+TEST(AlignCli, bad_input_exits_2_with_one_line) {
+  const std::vector<BadCase> cases = {
+      {{"/nonexistent.fa", fa + "/dna_query.fa"},
+       "cannot read '/nonexistent.fa': No such file or directory"},
+      {{fa + "/dna_query.fa", fa}, "cannot read '" + fa + "': Is a directory"},
+      {{fa + "/empty.fa", fa + "/dna_query.fa"}, fa + "/empty.fa: no FASTA record (empty file?)"},
+      {{fa + "/dna_query.fa", fa + "/no_header.fa"},
+       fa + "/no_header.fa line 1: not FASTA (expected a '>' header line first)"},
+      {{fa + "/empty_sequence.fa", fa + "/dna_query.fa", "--matrix", "ednafull"},
+       fa + "/empty_sequence.fa line 1: sequence 'empty' is empty"},
+      {{fa + "/protein_query.fa", fa + "/bad_letter.fa"},
+       fa + "/bad_letter.fa sequence 'bad' position 5: letter 'J' is not in the BLOSUM62 alphabet"},
+      {{fa + "/two_records.fa", fa + "/dna_query.fa", "--matrix", "ednafull"},
+       fa + "/two_records.fa: 2 sequences; tilepipe align takes one sequence per file"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", data + "/bad.mat"},
+       "matrix " + data + "/bad.mat line 2: row 'A' has 3 scores, expected 4"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "blosum99"},
+       "cannot read matrix file 'blosum99': No such file or directory"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--gap-open", "-1"},
+       "--gap-open: Value -1 not in range 0 to 10000"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--gap-extend", "x"},
+       "--gap-extend: Value x not in range 0 to 10000"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "ednafull", "--tile", "8x8x8"},
+       "--tile: '8x8x8' has 3 dimensions, expected 2 (QUERYxTARGET)"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "ednafull", "--tile", "0x8"},
+       "--tile dimension 1: 0 must be >= 1"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--cpus", "0"},
+       "--cpus: Value 0 not in range 1 to 1024"},
+      {{fa + "/dna_query.fa"}, "TARGET is required"},
+  };
+  for (const auto& c : cases) {
+    auto r = align(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.message;
+    EXPECT_EQ(r.out, "") << c.message;
+    EXPECT_EQ(r.err, "tilepipe: error: " + c.message + "\n");
+  }
+}
+
+}  // namespace
