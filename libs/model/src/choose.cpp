@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <set>
 
 namespace tp::model {
 
@@ -24,7 +25,13 @@ Heights heights_in(std::int64_t extent, std::int64_t lo, std::int64_t hi, std::s
   if (lo > hi) return out;
   const std::int64_t u_lo = ceil_div(extent, lo);  // most tiles
   const std::int64_t u_hi = ceil_div(extent, hi);  // fewest tiles
-  const auto distinct = static_cast<std::uint64_t>(std::min(u_lo - u_hi, hi - lo)) + 1;
+  // Distinct tile counts: at most one per height up to s = sqrt(extent), and one per count
+  // ceil(extent / z) <= ceil(extent / s) beyond it.
+  const auto s = static_cast<std::int64_t>(std::sqrt(static_cast<double>(extent)));
+  const std::int64_t below = std::max<std::int64_t>(0, std::min(hi, s) - lo + 1);
+  const std::int64_t above = std::max<std::int64_t>(
+      0, std::min(u_lo, ceil_div(extent, std::max<std::int64_t>(1, s))) - u_hi + 1);
+  const auto distinct = static_cast<std::uint64_t>(std::min(below + above, hi - lo + 1));
   if (distinct <= max_count) {
     // z is the smallest height with ceil(extent / z) = u; the next count u - 1 starts at
     // ceil(extent / (u - 1)).
@@ -61,7 +68,7 @@ std::string seconds_text(Seconds s) {
 
 std::string percent_text(double x) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.2f%%", x * 100);
+  std::snprintf(buf, sizeof buf, "%+.3g%%", x * 100);
   return buf;
 }
 
@@ -169,6 +176,7 @@ Expected<Choice> choose(const ChoiceRequest& request, const Machine& machine) {
     for (auto grouping : groupings) {
       req.schedule = schedule;
       req.grouping = grouping;
+      std::set<std::int64_t> seen;  // heights evaluated for this scheme (zooming revisits)
       std::optional<Evaluated> scheme_best;
       std::optional<Evaluated> scheme_second;
       const auto consider = [&](std::optional<Evaluated> e) {
@@ -184,22 +192,20 @@ Expected<Choice> choose(const ChoiceRequest& request, const Machine& machine) {
         consider(evaluate(req));
       } else {
         Heights h = heights_in(extent, min_height, extent, max_exhaustive_heights);
-        for (;;) {
-          std::size_t at = 0;
-          std::optional<std::size_t> best_at;
+        for (int zoom = 0; zoom < 64; ++zoom) {
           for (auto z : h.z) {
+            if (!seen.insert(z).second) continue;
             req.tile_height = z;
-            auto e = evaluate(req);
-            if (e && (!scheme_best || e->prediction.total < scheme_best->prediction.total)) {
-              best_at = at;
-            }
-            consider(std::move(e));
-            ++at;
+            consider(evaluate(req));
           }
-          if (h.exhaustive || !best_at) break;
-          // Zoom in between the sampled neighbours of the best sample and search again.
-          const std::int64_t lo = h.z[*best_at == 0 ? 0 : *best_at - 1];
-          const std::int64_t hi = h.z[std::min(*best_at + 1, h.z.size() - 1)];
+          if (h.exhaustive || !scheme_best) break;
+          // Zoom in between the sampled neighbours of the best height and search again.
+          const auto it = std::find(h.z.begin(), h.z.end(), scheme_best->request.tile_height);
+          if (it == h.z.end()) break;
+          const auto b = static_cast<std::size_t>(it - h.z.begin());
+          const std::int64_t lo = h.z[b == 0 ? 0 : b - 1];
+          const std::int64_t hi = h.z[std::min(b + 1, h.z.size() - 1)];
+          if (hi - lo <= 1 || (lo == h.z.front() && hi == h.z.back())) break;
           h = heights_in(extent, lo, hi, max_exhaustive_heights);
         }
       }
