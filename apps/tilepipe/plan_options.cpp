@@ -192,6 +192,10 @@ Expected<model::Machine> ModelFlags::load() const {
 }
 
 Expected<model::ModelOptions> ModelFlags::options(const std::string& kernel) const {
+  if (!transport.empty() && transport != "shm" && transport != "mpi") {
+    return fail(Errc::invalid_argument,
+                "--transport: unknown transport '" + transport + "' (choose shm|mpi)");
+  }
   model::ModelOptions o;
   o.kernel = kernel;
   o.comm_thread = comm_thread;

@@ -54,7 +54,7 @@ struct ModelFlags {
   [[nodiscard]] Status check_without_machine() const;
   /// Loads the machine file, checked against this host and --transport when given.
   [[nodiscard]] Expected<model::Machine> load() const;
-  /// The model options for a kernel (empty for --deps).
+  /// The model options for a kernel (empty for --deps); checks --transport and --subtiles.
   [[nodiscard]] Expected<model::ModelOptions> options(const std::string& kernel) const;
 };
 

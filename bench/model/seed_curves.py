@@ -86,6 +86,9 @@ def main():
                                                            "tilepipe", "tilepipe"))
     parser.add_argument("--out", default=os.path.join(ROOT, "build", "model-curves"))
     args = parser.parse_args()
+    if not os.access(args.tilepipe, os.X_OK):
+        sys.exit("seed_curves: %s is not an executable: build it first (cmake --preset release "
+                 "&& cmake --build build/release)" % args.tilepipe)
     os.makedirs(args.out, exist_ok=True)
     rows = []
     optima = []

@@ -233,7 +233,19 @@ INSTANTIATE_TEST_SUITE_P(
                  "the communication thread (seed 002 5.4) is modelled for the overlap schedule "
                  "with hyperplane grouping only, not blocking + hyperplane"},
         BadInput{with(seed000_args, {"--tile", "1024", "--machine", seed000, "--subtiles", "0"}),
-                 "--subtiles: 0 must be >= 1"}),
+                 "--subtiles: 0 must be >= 1"},
+        BadInput{with(seed000_args, {"--tile", "1024", "--machine", seed000, "--transport", "tcp"}),
+                 "--transport: unknown transport 'tcp' (choose shm|mpi)"},
+        BadInput{with(seed000_args, {"--tile", "auto", "--machine",
+                                     temp_file("negative.json",
+                                               [] {
+                                                 std::string s = seed002_text();
+                                                 s.replace(s.find("\"t_start_us\": 49.2"), 18,
+                                                           "\"t_start_us\": -49.2");
+                                                 return s;
+                                               }())}),
+                 "machine file '" + tmp +
+                     "/tp_model_cli_negative.json': 'comm.t_start_us' is -49.2: it must be >= 0"}),
     [](const ::testing::TestParamInfo<BadInput>& param) {
       return "case" + std::to_string(param.index);
     });

@@ -33,6 +33,15 @@ Machine machine(double t_comp1_ns, double t_start_us, double t_sync_us, double b
   return m;
 }
 
+/// The seeds' SCI machines: 4-byte floats, one DMA queue per step, no separate latency.
+Machine seed_machine(double t_start_us, double t_sync_us) {
+  Machine m = machine(39.6, t_start_us, t_sync_us, 84.12e6);
+  m.compute.element_bytes = 4;
+  m.link.latency = Seconds{0};
+  m.send_mode = tp::model::SendMode::queued;
+  return m;
+}
+
 PlanRequest request(tp::plan::Index size, std::int64_t nodes, std::int64_t cpus,
                     const std::string& deps = "") {
   PlanRequest r;
@@ -173,6 +182,48 @@ TEST(Choose, sampled_heights_for_huge_extents_find_a_local_optimum) {
     EXPECT_GE(tp::model::predict(*plan, m, {})->total.count(), best * (1 - 1e-12))
         << r.tile_height << " vs chosen " << z;
   }
+}
+
+// The optimum over every height of the seeds' own closed forms, computed without the planner.
+TEST(ChooseSeeds, optimal_heights_are_the_argmin_of_the_papers_formulas) {
+  const auto argmin = [](std::int64_t dimz, auto&& t) {
+    std::int64_t best = 1;
+    for (std::int64_t z = 2; z <= dimz; ++z) {
+      if (t(z) < t(best)) best = z;
+    }
+    return best;
+  };
+  struct Seed000 {
+    tp::plan::Index size;
+    std::int64_t x;
+  };
+  for (const auto& c : {Seed000{{12, 12, 524288}, 4}, Seed000{{24, 24, 262144}, 8},
+                        Seed000{{24, 24, 2097152}, 8}}) {
+    // Seed 000 formula (3).
+    const auto t = [&](std::int64_t z) {
+      const double steps = 2 * 2 * (3 - 1) + static_cast<double>((c.size[2] + z - 1) / z);
+      return steps * (49.2e-6 + static_cast<double>(c.x * c.x * z) * 39.6e-9 + 4 * 18.8e-6);
+    };
+    ChoiceRequest cr;
+    cr.base = request(c.size, 9, 1);
+    cr.auto_tile = true;
+    auto choice = choose(cr, seed_machine(49.2, 4 * 18.8));
+    ASSERT_TRUE(choice) << choice.error().message;
+    EXPECT_EQ(choice->request.tile_height, argmin(c.size[2], t)) << c.size[2];
+    EXPECT_NEAR(choice->prediction.total.count(), t(choice->request.tile_height), 1e-12);
+  }
+  // Seed 002 5.3, overlap + hyperplane, 16x16x65536 on 8 dual nodes.
+  const auto t2 = [](std::int64_t z) {
+    return (6.0 + 8.0 + static_cast<double>((65536 + z - 1) / z) - 4) *
+           (100e-6 + static_cast<double>(16 * z) * 39.6e-9);
+  };
+  ChoiceRequest cr;
+  cr.base = request({16, 16, 65536}, 8, 2);
+  cr.auto_tile = true;
+  auto choice = choose(cr, seed_machine(49.2, 50.8));
+  ASSERT_TRUE(choice) << choice.error().message;
+  EXPECT_EQ(choice->request.tile_height, argmin(65536, t2));
+  EXPECT_EQ(choice->request.tile_height, 1024);
 }
 
 TEST(Choose, nothing_auto_predicts_the_given_request) {
