@@ -23,8 +23,8 @@ double RunSummary::hidden_share() const {
   double work = 0;
   double waited = 0;
   for (const auto& r : ranks) {
-    work += static_cast<double>(r.messages_received) * r.face_transfer_s;
-    waited += r.phases.wait_s;
+    work += static_cast<double>(r.messages_received + r.messages_sent) * r.face_transfer_s;
+    waited += r.exposed_comm_s;
   }
   if (work <= 0) return -1;
   return std::clamp(1.0 - waited / work, 0.0, 1.0);
@@ -34,7 +34,7 @@ namespace {
 
 struct Wire {
   std::int64_t rank, threads, tiles, points, sent, bytes, received, subtiles;
-  double wall, compute, send_start, wait, sync, face;
+  double wall, compute, send_start, wait, sync, face, exposed;
 };
 
 }  // namespace
@@ -53,7 +53,8 @@ std::vector<std::byte> encode(const RankReport& r) {
                r.phases.send_start_s,
                r.phases.wait_s,
                r.phases.sync_s,
-               r.face_transfer_s};
+               r.face_transfer_s,
+               r.exposed_comm_s};
   std::vector<std::byte> out(sizeof(Wire));
   std::memcpy(out.data(), &w, sizeof(Wire));
   return out;
@@ -75,6 +76,7 @@ RankReport decode_report(const std::vector<std::byte>& bytes) {
   r.wall_s = w.wall;
   r.phases = {w.compute, w.send_start, w.wait, w.sync};
   r.face_transfer_s = w.face;
+  r.exposed_comm_s = w.exposed;
   return r;
 }
 

@@ -194,6 +194,8 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   std::vector<PhaseTimes> phases(static_cast<std::size_t>(threads));
   std::vector<std::vector<std::size_t>> pending(static_cast<std::size_t>(threads));
   std::vector<Clock::time_point> last_end(static_cast<std::size_t>(threads), Clock::now());
+  std::vector<double> exposed(static_cast<std::size_t>(threads));
+  const double face_s_cap = report.face_transfer_s;
   std::vector<std::int64_t> sent(static_cast<std::size_t>(threads)),
       sent_bytes(static_cast<std::size_t>(threads)), received(static_cast<std::size_t>(threads));
 
@@ -264,7 +266,10 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
       const auto seq = task.in_seq[static_cast<std::size_t>(k)];
       const auto slot = static_cast<std::size_t>(seq & 1);
       TP_ASSERT(rb.req[slot].active());
+      const auto w0 = Clock::now();
       const auto info = detail::must(world.wait(rb.req[slot]));
+      exposed[static_cast<std::size_t>(t)] +=
+          std::min(detail::seconds(Clock::now() - w0), face_s_cap);
       const Box<D>& region = line.regions[static_cast<std::size_t>(seq)];
       if (info.bytes != static_cast<std::size_t>(region.volume()) * sizeof(T)) {
         throw detail::PipelineError(
@@ -326,7 +331,10 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
               if (l < 0) continue;
               auto& sb = send_bufs[static_cast<std::size_t>(l)];
               for (auto& r : sb.req) {
-                if (r.active()) detail::must(world.wait(r));
+                if (!r.active()) continue;
+                const auto s0 = Clock::now();
+                detail::must(world.wait(r));
+                exposed[tt] += std::min(detail::seconds(Clock::now() - s0), face_s_cap);
               }
             }
             const auto w1 = Clock::now();
@@ -358,6 +366,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
     report.messages_sent += sent[static_cast<std::size_t>(t)];
     report.bytes_sent += sent_bytes[static_cast<std::size_t>(t)];
     report.messages_received += received[static_cast<std::size_t>(t)];
+    report.exposed_comm_s += exposed[static_cast<std::size_t>(t)];
   }
 
   // The rank's share of the result, over its tiles, on its threads (not timed).

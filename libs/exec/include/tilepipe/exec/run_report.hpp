@@ -35,7 +35,10 @@ struct RankReport {
   std::int64_t bytes_sent = 0;     ///< their payload bytes
   std::int64_t messages_received = 0;
   double face_transfer_s = 0;  ///< measured time to move one face to a neighbour (0: none)
-  int subtiles = 1;            ///< N of vertical grouping (1 for hyperplane)
+  /// Communication the CPUs did wait for: each wait for a face (or for a blocking send) counts
+  /// at most face_transfer_s; the rest of a longer wait is idle time (the producer was not done).
+  double exposed_comm_s = 0;
+  int subtiles = 1;  ///< N of vertical grouping (1 for hyperplane)
 };
 
 /// The reports of all ranks and what follows from them.
@@ -46,8 +49,9 @@ struct RunSummary {
   [[nodiscard]] double wall_s() const;
   /// Phase times summed over every thread of every rank.
   [[nodiscard]] PhaseTimes phases() const;
-  /// Share of the communication work hidden behind computation, in [0, 1]: 1 - (time threads
-  /// waited for faces) / (faces received x measured face transfer time). -1 when no face moved.
+  /// Share of the communication work hidden behind computation, in [0, 1]:
+  /// 1 - sum(exposed_comm_s) / sum((faces received + sent) x face_transfer_s). -1 when no face
+  /// moved between ranks.
   [[nodiscard]] double hidden_share() const;
 };
 
