@@ -3,6 +3,8 @@
 #include "plan_options.hpp"
 #include "plan_report.hpp"
 
+#include <tilepipe/model/choose.hpp>
+
 #include <fmt/core.h>
 
 namespace tp::app {
@@ -14,18 +16,45 @@ int run_plan(int argc, char** argv) {
                "tilepipe plan"};
   PlanOptions options;
   options.add_to(app);
+  ModelFlags model_flags;
+  model_flags.add_to(app);
   bool json = false;
   app.add_flag("--json", json, "print the plan as one JSON object");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 
-  auto request = options.to_request();
-  if (!request) return report_error(request.error());
-  auto plan = plan::Plan::make(*request);
+  if (!model_flags.given()) {
+    if (auto st = model_flags.check_without_machine(); !st) return report_error(st.error());
+    auto request = options.to_request();
+    if (!request) return report_error(request.error());
+    auto plan = plan::Plan::make(*request);
+    if (!plan) return report_error(plan.error());
+    if (json) {
+      fmt::print("{}\n", plan_to_json(*plan, options.kernel).dump(2));
+    } else {
+      fmt::print("{}", plan_to_text(*plan, options.kernel));
+    }
+    return exit_ok;
+  }
+
+  // With a machine file: the flags first (bad input before file trouble), then the file.
+  auto choice_request = options.to_choice_request();
+  if (!choice_request) return report_error(choice_request.error());
+  auto model_options = model_flags.options(options.kernel);
+  if (!model_options) return report_error(model_options.error());
+  choice_request->options = *model_options;
+  auto machine = model_flags.load();
+  if (!machine) return report_error(machine.error());
+  auto choice = model::choose(*choice_request, *machine);
+  if (!choice) return report_error(choice.error());
+  auto plan = plan::Plan::make(choice->request);
   if (!plan) return report_error(plan.error());
   if (json) {
-    fmt::print("{}\n", plan_to_json(*plan, options.kernel).dump(2));
+    auto j = plan_to_json(*plan, options.kernel);
+    add_prediction_json(j, *choice, *machine);
+    fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("{}", plan_to_text(*plan, options.kernel));
+    fmt::print("{}{}", plan_to_text(*plan, options.kernel),
+               prediction_to_text(*choice, *machine, plan->cpus()));
   }
   return exit_ok;
 }

@@ -3,6 +3,7 @@
 
 #include "kernel_catalog.hpp"
 
+#include <tilepipe/model/machine_file.hpp>
 #include <tilepipe/support/parse.hpp>
 
 namespace tp::app {
@@ -13,18 +14,42 @@ void PlanOptions::add_to(CLI::App& app) {
   app.add_option("--size", size, "iteration space extents N_1xN_2x..., e.g. 12x12x524288")
       ->required();
   app.add_option("--tile", tile,
-                 "tile extents 4x4x1024, or the tile height along the mapping dimension only");
+                 "tile extents 4x4x1024, or the tile height along the mapping dimension only, or "
+                 "auto (chosen by the cost model; needs --machine)");
   app.add_option("--tiling-matrix", tiling_matrix,
                  "general tiling matrix H by rows, e.g. \"1/4,0;-1/8,1/8\" (instead of --tile)");
   app.add_option("--nodes", nodes, "number of nodes (ranks)");
   app.add_option("--cpus", cpus, "CPUs (threads) per node");
   app.add_option("--mesh", mesh, "node mesh, one factor per non-mapping dimension, e.g. 3x3");
   app.add_option("--map-dim", map_dim, "mapping dimension: auto or 1..n");
-  app.add_option("--schedule", schedule, "blocking|overlap");
-  app.add_option("--grouping", grouping, "hyperplane|vertical");
+  app.add_option("--schedule", schedule, "blocking|overlap|auto (auto needs --machine)");
+  app.add_option("--grouping", grouping, "hyperplane|vertical|auto (auto needs --machine)");
 }
 
+namespace {
+
+Unexpected needs_machine(const std::string& flag) {
+  return fail(Errc::invalid_argument,
+              flag +
+                  " auto needs --machine FILE: the cost model chooses it from the machine's "
+                  "parameters (write a machine file with `tilepipe calibrate`)");
+}
+
+}  // namespace
+
 Expected<plan::PlanRequest> PlanOptions::to_request() const {
+  return parse(nullptr);
+}
+
+Expected<model::ChoiceRequest> PlanOptions::to_choice_request() const {
+  model::ChoiceRequest choice;
+  auto req = parse(&choice);
+  if (!req) return Unexpected{req.error()};
+  choice.base = *req;
+  return choice;
+}
+
+Expected<plan::PlanRequest> PlanOptions::parse(model::ChoiceRequest* autos) const {
   plan::PlanRequest req;
   auto extents = parse_extents(size, "--size");
   if (!extents) return Unexpected{extents.error()};
@@ -69,6 +94,10 @@ Expected<plan::PlanRequest> PlanOptions::to_request() const {
     return fail(
         Errc::invalid_argument,
         "--tile is required: the tile extents (e.g. 4x4x1024) or the tile height (e.g. 1024)");
+  } else if (tile == "auto") {
+    if (!autos) return needs_machine("--tile");
+    autos->auto_tile = true;
+    req.tile_kind = plan::TileSpecKind::height;
   } else if (tile.find('x') == std::string::npos) {
     auto z = parse_int(tile, "--tile");
     if (!z) return Unexpected{z.error()};
@@ -109,7 +138,10 @@ Expected<plan::PlanRequest> PlanOptions::to_request() const {
     }
     req.map_dim = static_cast<int>(*md);
   }
-  if (schedule == "blocking") {
+  if (schedule == "auto") {
+    if (!autos) return needs_machine("--schedule");
+    autos->auto_schedule = true;
+  } else if (schedule == "blocking") {
     req.schedule = plan::ScheduleKind::blocking;
   } else if (schedule == "overlap") {
     req.schedule = plan::ScheduleKind::overlap;
@@ -117,7 +149,10 @@ Expected<plan::PlanRequest> PlanOptions::to_request() const {
     return fail(Errc::invalid_argument,
                 "--schedule: unknown schedule '" + schedule + "' (choose blocking|overlap)");
   }
-  if (grouping == "hyperplane") {
+  if (grouping == "auto") {
+    if (!autos) return needs_machine("--grouping");
+    autos->auto_grouping = true;
+  } else if (grouping == "hyperplane") {
     req.grouping = plan::GroupingKind::hyperplane;
   } else if (grouping == "vertical") {
     req.grouping = plan::GroupingKind::vertical;
@@ -126,6 +161,50 @@ Expected<plan::PlanRequest> PlanOptions::to_request() const {
                 "--grouping: unknown grouping '" + grouping + "' (choose hyperplane|vertical)");
   }
   return req;
+}
+
+void ModelFlags::add_to(CLI::App& app) {
+  app.add_option("--machine", machine,
+                 "machine file (tilepipe calibrate, or tests/data/machines/): adds the predicted "
+                 "time and allows auto");
+  app.add_option("--transport", transport,
+                 "the transport the plan is for; the machine file must be for it (shm|mpi)");
+  app.add_flag("--comm-thread", comm_thread,
+               "predict with one communication thread (seed 002 5.4; overlap + hyperplane)");
+  app.add_option("--subtiles", subtiles,
+                 "vertical grouping: subtiles per tile N (default: best by seed 002 formula (7))");
+}
+
+Status ModelFlags::check_without_machine() const {
+  const char* flag = !transport.empty()  ? "--transport"
+                     : comm_thread       ? "--comm-thread"
+                     : !subtiles.empty() ? "--subtiles"
+                                         : nullptr;
+  if (flag) {
+    return fail(Errc::invalid_argument,
+                std::string(flag) + " needs --machine FILE: it only affects the predicted time");
+  }
+  return {};
+}
+
+Expected<model::Machine> ModelFlags::load() const {
+  return model::load_machine(machine, model::MachineCheck{model::this_host(), transport});
+}
+
+Expected<model::ModelOptions> ModelFlags::options(const std::string& kernel) const {
+  if (!transport.empty() && transport != "shm" && transport != "mpi") {
+    return fail(Errc::invalid_argument,
+                "--transport: unknown transport '" + transport + "' (choose shm|mpi)");
+  }
+  model::ModelOptions o;
+  o.kernel = kernel;
+  o.comm_thread = comm_thread;
+  if (!subtiles.empty()) {
+    auto n = parse_int(subtiles, "--subtiles", 1);
+    if (!n) return Unexpected{n.error()};
+    o.subtiles = *n;
+  }
+  return o;
 }
 
 }  // namespace tp::app

@@ -1,6 +1,8 @@
 // The planning flags shared by `tilepipe plan` and the commands that execute a plan.
 #pragma once
 
+#include <tilepipe/model/choose.hpp>
+#include <tilepipe/model/machine.hpp>
 #include <tilepipe/plan/plan.hpp>
 #include <tilepipe/support/expected.hpp>
 
@@ -27,8 +29,33 @@ struct PlanOptions {
   /// Adds --kernel --deps --size --tile --tiling-matrix --nodes --cpus --mesh --map-dim
   /// --schedule --grouping to a CLI11 app.
   void add_to(CLI::App& app);
-  /// Parses and cross-checks the values; the error names the flag and the value.
+  /// Parses and cross-checks the values; the error names the flag and the value. "auto" in
+  /// --tile, --schedule or --grouping is refused: it needs a machine file (to_choice_request).
   [[nodiscard]] Expected<plan::PlanRequest> to_request() const;
+  /// Like to_request, but --tile, --schedule and --grouping may be "auto": left to the model.
+  [[nodiscard]] Expected<model::ChoiceRequest> to_choice_request() const;
+
+ private:
+  Expected<plan::PlanRequest> parse(model::ChoiceRequest* autos) const;
+};
+
+/// The cost-model flags: --machine, --transport, --comm-thread, --subtiles.
+struct ModelFlags {
+  std::string machine;
+  std::string transport;
+  bool comm_thread = false;
+  std::string subtiles;
+
+  /// Adds the flags to a CLI11 app.
+  void add_to(CLI::App& app);
+  /// True when --machine was given.
+  [[nodiscard]] bool given() const { return !machine.empty(); }
+  /// Fails when a model flag is given without --machine.
+  [[nodiscard]] Status check_without_machine() const;
+  /// Loads the machine file, checked against this host and --transport when given.
+  [[nodiscard]] Expected<model::Machine> load() const;
+  /// The model options for a kernel (empty for --deps); checks --transport and --subtiles.
+  [[nodiscard]] Expected<model::ModelOptions> options(const std::string& kernel) const;
 };
 
 }  // namespace tp::app

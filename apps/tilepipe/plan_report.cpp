@@ -89,4 +89,77 @@ std::string plan_to_text(const plan::Plan& p, const std::string& kernel) {
   return s;
 }
 
+namespace {
+
+/// A duration with a readable unit: "49.2 us", "1.734 ms", "0.2413 s".
+std::string human(model::Seconds t) {
+  const double s = t.count();
+  if (s == 0) return "0";
+  if (s < 1e-3) return fmt::format("{:.4g} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.4g} ms", s * 1e3);
+  return fmt::format("{:.4g} s", s);
+}
+
+}  // namespace
+
+void add_prediction_json(nlohmann::ordered_json& j, const model::Choice& choice,
+                         const model::Machine& machine) {
+  const auto& p = choice.prediction;
+  const auto& s = p.step;
+  j["machine"] = machine.name;
+  j["predicted_s"] = p.total.count();
+  j["step_s"] = s.step.count();
+  nlohmann::ordered_json st;
+  st["tile_points"] = s.tile_points;
+  st["alpha_s"] = s.alpha.count();
+  st["t_comp_s"] = s.t_comp.count();
+  st["subtiles"] =
+      s.subtiles == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.subtiles);
+  st["messages"] = s.messages;
+  st["face_bytes"] = s.face_bytes;
+  st["t_start_s"] = s.t_start.count();
+  st["t_comm_s"] = s.t_comm.count();
+  st["t_sync_s"] = s.t_sync.count();
+  st["comm_thread"] = p.comm_thread;
+  st["comm_thread_comp_s"] = s.comm_thread_comp.count();
+  st["bound"] = s.compute_bound ? "compute" : "communication";
+  j["step_time"] = st;
+  j["chosen_by"] = choice.chosen_by_model ? "model" : "user";
+  j["evaluated"] = choice.evaluated;
+  j["reason"] = choice.reason;
+}
+
+std::string prediction_to_text(const model::Choice& choice, const model::Machine& machine,
+                               std::int64_t cpus) {
+  const auto& p = choice.prediction;
+  const auto& s = p.step;
+  std::string out;
+  const auto row = [&](std::string_view key, const std::string& value) {
+    out += fmt::format("  {:<18} {}\n", key, value);
+  };
+  row("machine", fmt::format("{} ({})", machine.name, machine.transport));
+  const std::string comp =
+      s.subtiles != 0
+          ? fmt::format("beta {} (alpha {}, N = {})", human(s.t_comp), human(s.alpha), s.subtiles)
+          : fmt::format("t_comp {}", human(s.t_comp));
+  row("computation", comp);
+  row("communication",
+      fmt::format("{} messages, {} bytes: t_start {}, t_comm {}, t_sync {}", s.messages,
+                  s.face_bytes, human(s.t_start), human(s.t_comm), human(s.t_sync)));
+  std::string formula;
+  if (p.schedule == plan::ScheduleKind::blocking) {
+    formula = "t_comp + t_start + t_comm + t_sync";
+  } else if (p.comm_thread) {
+    formula =
+        fmt::format("max(({} alpha + t_start + t_sync)/{}, t_start + t_sync + t_comm)", cpus, cpus);
+  } else {
+    formula = "t_start + max(t_comp, t_comm) + t_sync";
+  }
+  row("step time", fmt::format("{} = {} ({}-bound)", formula, human(s.step),
+                               s.compute_bound ? "compute" : "communication"));
+  row("predicted time", fmt::format("{} ({} steps x {})", human(p.total), p.steps, human(s.step)));
+  row("chosen by", fmt::format("{}: {}", choice.chosen_by_model ? "model" : "user", choice.reason));
+  return out;
+}
+
 }  // namespace tp::app

@@ -1,6 +1,8 @@
 // The plan as JSON (the documented fields of `tilepipe plan --json`) and as a readable table.
 #pragma once
 
+#include <tilepipe/model/choose.hpp>
+#include <tilepipe/model/machine.hpp>
 #include <tilepipe/plan/plan.hpp>
 
 #include <nlohmann/json.hpp>
@@ -15,5 +17,15 @@ nlohmann::ordered_json plan_to_json(const plan::Plan& plan, const std::string& k
 
 /// A human-readable multi-line summary of the plan.
 std::string plan_to_text(const plan::Plan& plan, const std::string& kernel);
+
+/// Adds the cost model's fields (with --machine): machine, predicted_s, step_s, step_time,
+/// chosen_by, reason (docs/model.md, "tilepipe plan --machine").
+void add_prediction_json(nlohmann::ordered_json& json, const model::Choice& choice,
+                         const model::Machine& machine);
+
+/// The rows that --machine adds to the table: machine, step time and its formula, predicted
+/// time, and who chose the tile and scheme.
+std::string prediction_to_text(const model::Choice& choice, const model::Machine& machine,
+                               std::int64_t cpus);
 
 }  // namespace tp::app

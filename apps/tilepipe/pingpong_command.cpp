@@ -1,0 +1,278 @@
+// `tilepipe pingpong`: one-way latency and bandwidth between ranks 0 and 1 of a comm World.
+#include "command.hpp"
+
+#include <tilepipe/comm/launch.hpp>
+#include <tilepipe/comm/world.hpp>
+#include <tilepipe/support/parse.hpp>
+
+#include <fmt/core.h>
+#include <sched.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace tp::app {
+namespace {
+
+struct PingpongOptions {
+  int ranks = 2;
+  std::vector<std::size_t> sizes;
+  std::int64_t iters = 1000;
+  bool json = false;
+  bool pin = true;
+};
+
+struct SizeResult {
+  std::size_t bytes = 0;
+  std::int64_t round_trips = 0;
+  double median_us = 0;
+  double min_us = 0;
+  double max_us = 0;
+};
+
+bool is_pow2(std::int64_t v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
+
+Expected<std::vector<std::size_t>> parse_sizes(const std::string& text) {
+  const auto parts = split(text, ':');
+  if (parts.size() > 2) {
+    return fail(Errc::invalid_argument,
+                "--sizes: '" + text + "' is not a size or a range like 0:4MiB");
+  }
+  auto lo = parse_bytes(parts[0], "--sizes");
+  if (!lo) return Unexpected{lo.error()};
+  auto hi = parts.size() == 2 ? parse_bytes(parts[1], "--sizes") : lo;
+  if (!hi) return Unexpected{hi.error()};
+  for (std::int64_t v : {*lo, *hi}) {
+    if (v != 0 && !is_pow2(v)) {
+      return fail(Errc::invalid_argument,
+                  "--sizes: " + std::to_string(v) + " is not 0 or a power of two");
+    }
+  }
+  if (*lo > *hi) {
+    return fail(Errc::invalid_argument, "--sizes: lower bound " + std::to_string(*lo) +
+                                            " exceeds upper bound " + std::to_string(*hi));
+  }
+  if (*hi > (std::int64_t{1} << 30)) {
+    return fail(Errc::out_of_range,
+                "--sizes: " + std::to_string(*hi) + " bytes exceeds the limit of 1GiB");
+  }
+  std::vector<std::size_t> out;
+  if (*lo == 0) out.push_back(0);
+  for (std::int64_t v = std::max<std::int64_t>(*lo, 1); v <= *hi; v *= 2) {
+    out.push_back(static_cast<std::size_t>(v));
+  }
+  return out;
+}
+
+void pin_to_core(int rank) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  }
+  if (cpus.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus[static_cast<std::size_t>(rank) % cpus.size()], &one);
+  (void)sched_setaffinity(0, sizeof(one), &one);
+}
+
+/// Round trips for one size: `iters` up to 64 KiB, then fewer so each size costs about as much.
+std::int64_t round_trips_for(std::size_t bytes, std::int64_t iters) {
+  if (bytes <= 65536) return iters;
+  return std::max<std::int64_t>(10, iters * 65536 / static_cast<std::int64_t>(bytes));
+}
+
+Status ping_pong(comm::World& world, const PingpongOptions& opt, std::vector<SizeResult>& out) {
+  const std::size_t max_bytes = opt.sizes.empty() ? 0 : opt.sizes.back();
+  std::vector<std::byte> buf(std::max<std::size_t>(max_bytes, 1), std::byte{0x5a});
+  const int me = world.rank();
+  constexpr int tag = 7;
+  using clock = std::chrono::steady_clock;
+  for (std::size_t bytes : opt.sizes) {
+    std::span<std::byte> msg(buf.data(), bytes);
+    const std::int64_t trips = round_trips_for(bytes, opt.iters);
+    const std::int64_t batches = std::min<std::int64_t>(trips, 15);
+    const std::int64_t per_batch = trips / batches;
+    auto round_trip = [&]() -> Status {
+      if (me == 0) {
+        TP_TRY(world.send(1, tag, msg));
+        TP_TRY(world.recv(1, tag, msg));
+      } else if (me == 1) {
+        TP_TRY(world.recv(0, tag, msg));
+        TP_TRY(world.send(0, tag, msg));
+      }
+      return {};
+    };
+    TP_TRY(world.barrier());
+    for (std::int64_t i = 0; i < std::max<std::int64_t>(2, per_batch / 4); ++i) {
+      TP_TRY(round_trip());
+    }
+    std::vector<double> one_way_us;
+    for (std::int64_t b = 0; b < batches; ++b) {
+      const auto t0 = clock::now();
+      for (std::int64_t i = 0; i < per_batch; ++i) TP_TRY(round_trip());
+      const std::chrono::duration<double, std::micro> dt = clock::now() - t0;
+      one_way_us.push_back(dt.count() / (2.0 * static_cast<double>(per_batch)));
+    }
+    std::sort(one_way_us.begin(), one_way_us.end());
+    out.push_back(SizeResult{bytes, per_batch * batches, one_way_us[one_way_us.size() / 2],
+                             one_way_us.front(), one_way_us.back()});
+  }
+  return world.barrier();
+}
+
+double bandwidth_mbps(const SizeResult& r) {
+  return r.median_us > 0 ? static_cast<double>(r.bytes) / r.median_us : 0.0;  // B/us == MB/s
+}
+
+void print_results(const comm::World& world, const PingpongOptions& opt,
+                   const std::vector<SizeResult>& results) {
+  const auto& cfg = world.config();
+  const std::string transport(world.transport_to(1));
+  const std::string sync(comm::to_string(cfg.sync));
+  if (opt.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& r : results) {
+      arr.push_back({{"bytes", r.bytes},
+                     {"latency_us", r.median_us},
+                     {"latency_us_min", r.min_us},
+                     {"latency_us_max", r.max_us},
+                     {"bandwidth_mbps", bandwidth_mbps(r)},
+                     {"round_trips", r.round_trips},
+                     {"transport", transport},
+                     {"sync", sync},
+                     {"ranks", world.size()}});
+    }
+    fmt::print("{}\n", arr.dump(2));
+    return;
+  }
+  fmt::print("# tilepipe pingpong: {} ranks, transport {}, sync {}, rendezvous {}, pinned {}\n",
+             world.size(), transport, sync, comm::to_string(world.rendezvous_mode()),
+             opt.pin ? "yes" : "no");
+  fmt::print("# one-way latency = round trip / 2; median, min and max over up to 15 batches\n");
+  fmt::print("{:>10} {:>12} {:>10} {:>10} {:>12} {:>8}\n", "bytes", "latency_us", "min_us",
+             "max_us", "MB/s", "trips");
+  for (const auto& r : results) {
+    fmt::print("{:>10} {:>12.3f} {:>10.3f} {:>10.3f} {:>12.1f} {:>8}\n", r.bytes, r.median_us,
+               r.min_us, r.max_us, bandwidth_mbps(r), r.round_trips);
+  }
+}
+
+int rank_body(comm::World& world, const PingpongOptions& opt) {
+  if (opt.pin) pin_to_core(world.rank());
+  std::vector<SizeResult> results;
+  Status s = ping_pong(world, opt, results);
+  if (!s) return report_error(s.error());
+  if (world.rank() == 0) print_results(world, opt, results);
+  std::fflush(stdout);
+  return exit_ok;
+}
+
+int run_pingpong(int argc, char** argv) {
+  CLI::App app{"Ping-pong between ranks 0 and 1: one-way latency and bandwidth per message size"};
+  PingpongOptions opt;
+  comm::Config cfg;
+  std::string transport = "auto";
+  std::string sync = "hybrid";
+  std::string sizes = "0:4MiB";
+  std::string rendezvous = "auto";
+  std::string eager_max;
+  std::string slot_bytes;
+  std::int64_t slots = 0;
+  bool no_pin = false;
+  app.add_option("--ranks", opt.ranks, "ranks to start when not under mpirun (>= 2)");
+  app.add_option("--transport", transport, "shm, mpi or auto (shm locally, shm+mpi under mpirun)");
+  app.add_option("--sync", sync, "poll, block or hybrid (spin, then sleep)");
+  app.add_option("--sizes", sizes, "message sizes: A:B (powers of two from A to B) or one size");
+  app.add_option("--iters", opt.iters, "round trips per size up to 64KiB (fewer above)");
+  app.add_option("--rendezvous", rendezvous, "auto, cma (process_vm_readv) or copy");
+  app.add_option("--eager-max", eager_max, "largest eager message, e.g. 16KiB");
+  app.add_option("--slot-bytes", slot_bytes, "eager slot / rendezvous fragment size, e.g. 64KiB");
+  app.add_option("--slots", slots, "eager slots per pair of ranks");
+  app.add_flag("--json", opt.json, "print a JSON array, one object per size");
+  app.add_flag("--no-pin", no_pin, "do not pin rank r to core r");
+  if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
+
+  auto bad = [](const Error& e) { return report_error(e); };
+  auto t = comm::parse_transport(transport, "--transport");
+  if (!t) return bad(t.error());
+  auto sm = comm::parse_sync_mode(sync, "--sync");
+  if (!sm) return bad(sm.error());
+  auto rv = comm::parse_rendezvous(rendezvous, "--rendezvous");
+  if (!rv) return bad(rv.error());
+  auto sz = parse_sizes(sizes);
+  if (!sz) return bad(sz.error());
+  if (opt.iters < 1 || opt.iters > 100'000'000) {
+    return bad(Error(Errc::invalid_argument,
+                     "--iters: " + std::to_string(opt.iters) + " must be in 1..100000000"));
+  }
+  if (!eager_max.empty()) {
+    auto e = parse_bytes(eager_max, "--eager-max");
+    if (!e) return bad(e.error());
+    cfg.eager_max_bytes = static_cast<std::size_t>(*e);
+  }
+  if (!slot_bytes.empty()) {
+    auto e = parse_bytes(slot_bytes, "--slot-bytes");
+    if (!e) return bad(e.error());
+    cfg.slot_bytes = static_cast<std::size_t>(*e);
+  }
+  if (slots != 0) {
+    if (slots < 2 || slots > 4096) {
+      return bad(Error(Errc::invalid_argument,
+                       "--slots: " + std::to_string(slots) + " must be in 2..4096"));
+    }
+    cfg.slots_per_channel = static_cast<std::uint32_t>(slots);
+    cfg.credit_batch = std::max<std::uint32_t>(1, cfg.slots_per_channel / 2);
+  }
+  cfg.transport = *t;
+  cfg.sync = *sm;
+  cfg.rendezvous = *rv;
+  if (auto v = cfg.validate(); !v) return bad(v.error());
+  opt.sizes = *sz;
+  opt.pin = !no_pin;
+
+  if (comm::World::launched_by_mpi()) {
+    auto world = comm::World::from_mpi(cfg);
+    if (!world) return report_error(world.error());
+    if (world->size() < 2) {
+      return bad(Error(Errc::invalid_argument, "pingpong needs at least 2 ranks (mpirun -n 2)"));
+    }
+    return rank_body(*world, opt);
+  }
+  if (opt.ranks < 2 || opt.ranks > 256) {
+    return bad(Error(Errc::invalid_argument,
+                     "--ranks: " + std::to_string(opt.ranks) + " must be in 2..256"));
+  }
+  if (cfg.transport == comm::TransportKind::mpi) {
+    return bad(Error(Errc::invalid_argument,
+                     "--transport mpi: start tilepipe with mpirun (the local launcher uses shm)"));
+  }
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (opt.ranks > cores) opt.pin = false;
+  auto result =
+      comm::launch_local(opt.ranks, cfg, [&](comm::World& world) { return rank_body(world, opt); });
+  if (!result) return report_error(result.error());
+  for (std::size_t r = 0; r < result->term_signals.size(); ++r) {
+    if (result->term_signals[r] != 0) {
+      fmt::print(stderr, "tilepipe: error: rank {} killed by signal {}\n", r,
+                 result->term_signals[r]);
+    }
+  }
+  return result->status() == 0 ? exit_ok : exit_failure;
+}
+
+const CommandRegistration registration{Command{
+    "pingpong", "message latency and bandwidth between two ranks (shm or MPI)", run_pingpong}};
+
+}  // namespace
+}  // namespace tp::app

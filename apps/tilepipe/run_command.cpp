@@ -1,0 +1,304 @@
+// `tilepipe run`: executes a plan for a built-in wave kernel on ranks x threads and reports the
+// wall time, points per second, the checksum, per-phase times and the hidden communication.
+#include "command.hpp"
+#include "plan_options.hpp"
+
+#include <tilepipe/comm/launch.hpp>
+#include <tilepipe/comm/world.hpp>
+#include <tilepipe/exec/gather.hpp>
+#include <tilepipe/exec/pipeline.hpp>
+#include <tilepipe/kernels/wave.hpp>
+#include <tilepipe/support/parse.hpp>
+
+#include <fmt/core.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+namespace tp::app {
+namespace {
+
+struct RunFlags {
+  PlanOptions plan;
+  std::string transport = "auto";
+  std::string sync = "hybrid";
+  std::string subtiles = "auto";
+  std::string trace;
+  double peer_timeout_s = 10;
+  bool verify = false;
+  bool json = false;
+  bool cpus_given = false;
+};
+
+// Physical memory in bytes (0 when unknown).
+std::uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0
+             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+             : 0;
+}
+
+std::string join_x(const plan::Index& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "x" : "") + std::to_string(v[i]);
+  return s;
+}
+
+nlohmann::ordered_json phases_json(const exec::PhaseTimes& p) {
+  nlohmann::ordered_json j;
+  j["compute_s"] = p.compute_s;
+  j["send_start_s"] = p.send_start_s;
+  j["wait_s"] = p.wait_s;
+  j["sync_s"] = p.sync_s;
+  return j;
+}
+
+// Everything rank 0 prints once every rank has finished.
+template <int D>
+int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::uint64_t>& total,
+           std::optional<bool> verified) {
+  const double seconds = total.summary.wall_s();
+  const auto points = plan.space().points();
+  const double rate = seconds > 0 ? static_cast<double>(points) / seconds : 0;
+  const auto phases = total.summary.phases();
+  const double hidden = total.summary.hidden_share();
+  const std::string checksum = kernels::format_checksum(total.result);
+  if (f.json) {
+    nlohmann::ordered_json j;
+    j["kernel"] = f.plan.kernel;
+    j["size"] = plan.space().extents();
+    j["tile"] = plan.tiling().tile_extents();
+    j["nodes"] = plan.nodes();
+    j["cpus"] = plan.cpus();
+    j["mesh"] = plan.mesh();
+    j["cpu_grid"] = plan.cpu_grid();
+    j["map_dim"] = plan.map_dim() + 1;
+    j["schedule"] = std::string(plan::to_string(plan.schedule().kind()));
+    j["grouping"] = std::string(plan::to_string(plan.schedule().grouping().kind()));
+    j["subtiles"] = total.summary.ranks.front().subtiles;
+    j["steps"] = plan.steps();
+    j["checksum"] = checksum;
+    j["seconds"] = seconds;
+    j["points"] = points;
+    j["points_per_s"] = rate;
+    j["phases"] = phases_json(phases);
+    j["hidden_share"] =
+        hidden < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(hidden);
+    j["verified"] = verified ? nlohmann::ordered_json(*verified) : nlohmann::ordered_json(nullptr);
+    auto ranks = nlohmann::ordered_json::array();
+    for (const auto& r : total.summary.ranks) {
+      nlohmann::ordered_json x;
+      x["rank"] = r.rank;
+      x["wall_s"] = r.wall_s;
+      x["phases"] = phases_json(r.phases);
+      x["tiles"] = r.tiles;
+      x["points"] = r.points;
+      x["messages_sent"] = r.messages_sent;
+      x["bytes_sent"] = r.bytes_sent;
+      x["messages_received"] = r.messages_received;
+      x["face_transfer_s"] = r.face_transfer_s;
+      ranks.push_back(x);
+    }
+    j["ranks"] = ranks;
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("tilepipe run: {} {} on {} node(s) x {} CPU(s), mesh {}, tile {}, {} + {}{}\n",
+               f.plan.kernel, join_x(plan.space().extents()), plan.nodes(), plan.cpus(),
+               join_x(plan.mesh()), join_x(plan.tiling().tile_extents()),
+               plan::to_string(plan.schedule().kind()),
+               plan::to_string(plan.schedule().grouping().kind()),
+               plan.schedule().grouping().kind() == plan::GroupingKind::vertical
+                   ? fmt::format(" ({} subtiles)", total.summary.ranks.front().subtiles)
+                   : "");
+    fmt::print("  wall time          {:.6f} s  ({} steps)\n", seconds, plan.steps());
+    fmt::print("  points per second  {:.4g}\n", rate);
+    fmt::print("  checksum           {}\n", checksum);
+    fmt::print(
+        "  phases (s, all threads): compute {:.6f}  send start {:.6f}  waiting {:.6f}  "
+        "synchronization {:.6f}\n",
+        phases.compute_s, phases.send_start_s, phases.wait_s, phases.sync_s);
+    if (hidden >= 0) {
+      fmt::print("  communication hidden behind computation: {:.0f}%\n", 100 * hidden);
+    } else {
+      fmt::print("  communication hidden behind computation: no faces moved between ranks\n");
+    }
+    if (verified) fmt::print("  verified           {}\n", *verified ? "yes (bit for bit)" : "NO");
+  }
+  if (!f.trace.empty()) {
+    std::ofstream out(f.trace);
+    out << exec::chrome_trace_json(
+        total.spans, "tilepipe run " + f.plan.kernel + " " + join_x(plan.space().extents()));
+    if (!out) {
+      fmt::print(stderr, "tilepipe: error: cannot write the trace to '{}'\n", f.trace);
+      return exit_failure;
+    }
+  }
+  if (verified && !*verified) {
+    fmt::print(stderr, "tilepipe: error: the checksum differs from the sequential reference\n");
+    return exit_failure;
+  }
+  return exit_ok;
+}
+
+template <int D>
+int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
+  exec::Point<D> n{};
+  for (int d = 0; d < D; ++d) n[d] = plan.space().extent(d);
+  auto kernel = kernels::Wave<D>::make(n);
+  if (!kernel) return report_error(kernel.error());
+  exec::PipelineOptions options;
+  options.trace = !f.trace.empty();
+  if (f.subtiles != "auto") {
+    auto s = parse_int(f.subtiles, "--subtiles", 1, 1 << 20);
+    if (!s) return report_error(s.error());
+    options.subtiles = static_cast<int>(*s);
+  }
+  // Memory: every rank's slab (the array's share plus halo) lives on this host when local.
+  const std::uint64_t array_bytes = static_cast<std::uint64_t>(plan.space().points()) * 4;
+  const std::uint64_t need = array_bytes + (f.verify ? array_bytes : 0);
+  if (const auto have = physical_memory_bytes(); have > 0 && need > have) {
+    return report_error(Error(
+        Errc::out_of_range,
+        fmt::format("the run needs about {:.1f} GiB but this machine has "
+                    "{:.1f} GiB of memory",
+                    static_cast<double>(need) / (1 << 30), static_cast<double>(have) / (1 << 30))));
+  }
+  // Fault injection for the tests (docs/cli.md): TILEPIPE_FAULT_KILL_RANK=r kills rank r with
+  // SIGKILL as it starts, so that the other ranks must notice a dead peer.
+  const char* kill_rank = std::getenv("TILEPIPE_FAULT_KILL_RANK");
+  const auto body = [&](comm::World& world) -> int {
+    if (kill_rank != nullptr && std::to_string(world.rank()) == kill_rank) std::raise(SIGKILL);
+    auto outcome = exec::run_rank(*kernel, plan, world, options);
+    if (!outcome) {
+      fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), outcome.error().message);
+      return exit_failure;
+    }
+    auto total = exec::gather_outcomes<kernels::Wave<D>>(world, *outcome);
+    if (!total) {
+      fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), total.error().message);
+      return exit_failure;
+    }
+    if (world.rank() != 0) return exit_ok;
+    std::optional<bool> verified;
+    if (f.verify) {
+      const auto reference = kernels::wave_reference(plan.space().extents());
+      verified =
+          kernels::wave_reference_checksum(reference, plan.space().extents()) == (*total)->result;
+    }
+    return report<D>(f, plan, **total, verified);
+  };
+  if (comm::World::launched_by_mpi()) {
+    auto world = comm::World::from_mpi(config);
+    if (!world) return report_error(world.error());
+    return body(*world);
+  }
+  if (config.transport == comm::TransportKind::mpi) {
+    return report_error(Error(Errc::invalid_argument,
+                              "--transport mpi needs the ranks started by mpirun (e.g. mpirun "
+                              "-np 2 tilepipe run ...)"));
+  }
+  std::fflush(stdout);
+  auto launched = comm::launch_local(static_cast<int>(plan.nodes()), config, body);
+  if (!launched) return report_error(launched.error());
+  const int status = launched->status();
+  if (status != 0) {
+    for (std::size_t r = 0; r < launched->term_signals.size(); ++r) {
+      if (launched->term_signals[r] != 0) {
+        fmt::print(stderr, "tilepipe: error: rank {} was killed by signal {}\n", r,
+                   launched->term_signals[r]);
+      }
+    }
+    return status == exit_bad_input ? exit_bad_input : exit_failure;
+  }
+  return exit_ok;
+}
+
+int run_run(int argc, char** argv) {
+  CLI::App app{"Run a tiled loop nest on ranks x threads and report time, checksum and phases",
+               "tilepipe run"};
+  RunFlags f;
+  f.plan.add_to(app);
+  app.add_option("--transport", f.transport, "auto|shm|mpi (auto: shm on one host, MPI across)");
+  app.add_option("--sync", f.sync, "poll|block|hybrid: how waiting ranks learn that data landed");
+  app.add_option("--subtiles", f.subtiles, "vertical grouping: subtiles per tile, or auto");
+  app.add_option("--trace", f.trace, "write a Chrome trace-event JSON file (Perfetto opens it)");
+  app.add_option("--peer-timeout", f.peer_timeout_s,
+                 "seconds after which a rank fails when a peer it waits on has died");
+  app.add_flag("--verify", f.verify, "also run the sequential reference; fail unless identical");
+  app.add_flag("--json", f.json, "print the results as one JSON object");
+  if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
+  f.cpus_given = app.count("--cpus") > 0;
+
+  if (f.plan.kernel.empty()) {
+    return report_error(Error(Errc::invalid_argument,
+                              "--kernel is required (tilepipe run runs wave2d|wave3d|wave4d; "
+                              "Smith-Waterman runs with tilepipe align)"));
+  }
+  if (f.plan.kernel != "wave2d" && f.plan.kernel != "wave3d" && f.plan.kernel != "wave4d") {
+    return report_error(
+        Error(Errc::invalid_argument, "--kernel: tilepipe run runs wave2d|wave3d|wave4d, not '" +
+                                          f.plan.kernel + "' (Smith-Waterman: tilepipe align)"));
+  }
+  comm::Config config;
+  if (!(f.peer_timeout_s > 0 && f.peer_timeout_s <= 3600)) {
+    return report_error(
+        Error(Errc::invalid_argument,
+              fmt::format("--peer-timeout: {} must be in (0, 3600] seconds", f.peer_timeout_s)));
+  }
+  config.peer_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(f.peer_timeout_s * 1000));
+  auto sync = comm::parse_sync_mode(f.sync, "--sync");
+  if (!sync) return report_error(sync.error());
+  config.sync = *sync;
+  auto transport = comm::parse_transport(f.transport, "--transport");
+  if (!transport) return report_error(transport.error());
+  config.transport = *transport;
+
+  // Defaults: the tile height gives about 64 tiles along the longest dimension; the CPUs are
+  // this machine's hardware threads unless --cpus says otherwise.
+  auto extents = parse_extents(f.plan.size, "--size");
+  if (!extents) return report_error(extents.error());
+  if (f.plan.tile.empty() && f.plan.tiling_matrix.empty()) {
+    const auto longest = *std::max_element(extents->begin(), extents->end());
+    f.plan.tile = std::to_string(std::max<std::int64_t>(2, (longest + 63) / 64));
+  }
+  std::int64_t cpus = 1;
+  if (!f.cpus_given) {
+    cpus = std::max(1U, std::thread::hardware_concurrency());
+    f.plan.cpus = std::to_string(cpus);
+  }
+  auto request = f.plan.to_request();
+  if (!request) return report_error(request.error());
+  auto plan = plan::Plan::make(*request);
+  while (!plan && !f.cpus_given && request->cpus > 1) {
+    --request->cpus;  // the default CPU count may not fit small extents
+    plan = plan::Plan::make(*request);
+  }
+  if (!plan) return report_error(plan.error());
+  if (!plan->tiling().is_rectangular()) {
+    return report_error(Error(Errc::invalid_argument,
+                              "tilepipe run executes rectangular tiles (--tile), not a general "
+                              "--tiling-matrix"));
+  }
+  switch (plan->space().dims()) {
+    case 2:
+      return run_wave<2>(f, *plan, config);
+    case 3:
+      return run_wave<3>(f, *plan, config);
+    default:
+      return run_wave<4>(f, *plan, config);
+  }
+}
+
+const CommandRegistration registration{
+    {"run", "run a wave kernel's plan on ranks x threads: time, checksum, phases", &run_run}};
+
+}  // namespace
+}  // namespace tp::app

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""End-to-end benchmarks of `tilepipe run` (issue 4), medians of repeated runs in one session:
+
+  1. 1 rank x 1 thread with one big tile against the plain sequential loop (wave_sequential);
+  2. parallel efficiency T_seq / (2 T) on 2 workers (2 ranks x 1 CPU, 1 rank x 2 CPUs) over
+     tile heights;
+  3. the four schemes (blocking/overlap x hyperplane/vertical) at each tile height, on shm and,
+     with --mpi, on Open MPI over TCP loopback.
+
+Writes OUT/results.json, OUT/summary.md (markdown tables) and OUT/schemes.png.
+usage: bench_run.py BUILD_DIR OUT_DIR [--size 16x16x1048576] [--heights 1024,4096,16384]
+                    [--repeat 3] [--mpi]"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def run_json(cmd, env=None):
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def median_run(cmd, repeat, env=None):
+    results = [run_json(cmd, env) for _ in range(repeat)]
+    secs = sorted(r["seconds"] for r in results)
+    mid = results[[r["seconds"] for r in results].index(secs[len(secs) // 2])]
+    mid["seconds_min"], mid["seconds_max"] = secs[0], secs[-1]
+    return mid
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("build")
+    p.add_argument("out")
+    p.add_argument("--size", default="16x16x1048576")
+    p.add_argument("--heights", default="1024,4096,16384,65536")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--mpi", action="store_true", help="also Open MPI over TCP loopback")
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    tp = os.path.join(a.build, "apps/tilepipe/tilepipe")
+    seq_exe = os.path.join(a.build, "bench/e2e/wave_sequential")
+    kernel = f"wave{len(a.size.split('x'))}d"
+    heights = [int(h) for h in a.heights.split(",")]
+    results = {"size": a.size, "kernel": kernel, "repeat": a.repeat}
+
+    seq = run_json([seq_exe, a.size, str(a.repeat)])
+    results["sequential"] = seq
+    one = median_run([tp, "run", "--kernel", kernel, "--size", a.size, "--nodes", "1", "--cpus",
+                      "1", "--tile", a.size.split("x")[-1], "--json"], a.repeat)
+    results["one_worker"] = {"seconds": one["seconds"], "seconds_min": one["seconds_min"],
+                             "seconds_max": one["seconds_max"], "checksum": one["checksum"]}
+    if one["checksum"] != seq["checksum"]:
+        raise RuntimeError("checksum of tilepipe run differs from the sequential loop")
+
+    rows = []
+    for transport in (["shm", "mpi-tcp"] if a.mpi else ["shm"]):
+        for workers in (["2x1", "1x2"] if transport == "shm" else ["2x1"]):
+            nodes, cpus = workers.split("x")
+            for sched in ("blocking", "overlap"):
+                for group in ("hyperplane", "vertical"):
+                    if cpus == "1" and group == "vertical":
+                        continue  # with one CPU per node both groupings are the same schedule
+                    for h in heights:
+                        cmd = [tp, "run", "--kernel", kernel, "--size", a.size, "--nodes", nodes,
+                               "--cpus", cpus, "--tile", str(h), "--schedule", sched,
+                               "--grouping", group, "--sync", "hybrid", "--json"]
+                        env = None
+                        if transport == "mpi-tcp":
+                            cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", nodes,
+                                   "--mca", "btl", "tcp,self", "--bind-to", "core"] + cmd + [
+                                "--transport", "mpi"]
+                        r = median_run(cmd, a.repeat, env)
+                        if r["checksum"] != seq["checksum"]:
+                            raise RuntimeError(f"checksum differs: {' '.join(cmd)}")
+                        rows.append({"transport": transport, "workers": workers,
+                                     "schedule": sched, "grouping": group, "tile_height": h,
+                                     "seconds": r["seconds"], "seconds_min": r["seconds_min"],
+                                     "seconds_max": r["seconds_max"],
+                                     "efficiency": seq["seconds"] / (2 * r["seconds"]),
+                                     "hidden_share": r["hidden_share"], "phases": r["phases"]})
+                        print(f"{transport} {workers} {sched:8} {group:10} h={h:6} "
+                              f"{r['seconds']:.4f}s eff {rows[-1]['efficiency']:.2f}",
+                              file=sys.stderr)
+    results["runs"] = rows
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump(results, f, indent=2)
+
+    md = [f"Size {a.size} ({kernel}), medians of {a.repeat} runs (min-max).", "",
+          f"Sequential loop: {seq['seconds']:.4f} s ({seq['seconds_min']:.4f}-"
+          f"{seq['seconds_max']:.4f}); tilepipe run 1 rank x 1 CPU, one tile: "
+          f"{one['seconds']:.4f} s ({one['seconds_min']:.4f}-{one['seconds_max']:.4f}), "
+          f"ratio {one['seconds'] / seq['seconds']:.3f}.", "",
+          "| transport | ranks x CPUs | schedule | grouping | tile height | seconds (min-max) | "
+          "efficiency T_seq/(2T) | hidden |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        hidden = "-" if r["hidden_share"] is None else f"{100 * r['hidden_share']:.0f}%"
+        md.append(f"| {r['transport']} | {r['workers']} | {r['schedule']} | {r['grouping']} | "
+                  f"{r['tile_height']} | {r['seconds']:.4f} ({r['seconds_min']:.4f}-"
+                  f"{r['seconds_max']:.4f}) | {r['efficiency']:.2f} | {hidden} |")
+    with open(os.path.join(a.out, "summary.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(9, 5))
+    keys = sorted({(r["transport"], r["workers"], r["schedule"], r["grouping"]) for r in rows})
+    for k in keys:
+        pts = [(r["tile_height"], r["seconds"]) for r in rows
+               if (r["transport"], r["workers"], r["schedule"], r["grouping"]) == k]
+        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=" ".join(k))
+    ax.axhline(seq["seconds"] / 2, color="k", linestyle=":", label="T_seq / 2")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("tile height")
+    ax.set_ylabel("seconds")
+    ax.set_title(f"tilepipe run {kernel} {a.size}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(a.out, "schemes.png"), dpi=110)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+// Communication tunables: sync mode, protocol thresholds, ring geometry, fault bounds (plain data).
+#pragma once
+
+#include <tilepipe/support/expected.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace tp::comm {
+
+/// How a waiting call learns that data has landed (docs/protocols.md, "Sync modes").
+enum class SyncMode : std::uint8_t {
+  poll,    ///< spin on the sequence word: lowest latency, burns the core
+  block,   ///< sleep in the kernel (futex) at once: frees the core, pays a kernel wake-up
+  hybrid,  ///< spin for Config::spin_ns, then block (the default)
+};
+
+/// Which transport carries messages between two ranks.
+enum class TransportKind : std::uint8_t {
+  automatic,  ///< shm between ranks of one host, MPI between hosts
+  shm,        ///< shared memory only (every rank must be on this host)
+  mpi,        ///< MPI for every peer (needs mpirun)
+};
+
+/// How the rendezvous protocol moves the payload (docs/protocols.md, "Rendezvous").
+enum class RendezvousMode : std::uint8_t {
+  automatic,  ///< cma when the kernel allows process_vm_readv between the ranks, else copy
+  cma,        ///< receiver reads the sender's buffer with process_vm_readv: one copy, no staging
+  copy,       ///< pipelined through the eager slots: two copies, overlapped on two cores
+};
+
+/// Setup-time configuration of a World; every rank must use the same values. Chosen once, never
+/// per message. The defaults are the measured ones of docs/benchmarks.md.
+struct Config {
+  /// Notification of waiting calls.
+  SyncMode sync = SyncMode::hybrid;
+  /// Which transport to use between ranks (launch_local worlds are always shm).
+  TransportKind transport = TransportKind::automatic;
+  /// Rendezvous data movement.
+  RendezvousMode rendezvous = RendezvousMode::automatic;
+  /// Largest payload sent inline in one 64-byte cell (bytes, 0..48).
+  std::size_t short_max_bytes = 48;
+  /// Largest payload sent eagerly through one slot (bytes, short_max_bytes..slot_bytes).
+  std::size_t eager_max_bytes = 16 * 1024;
+  /// Size of one eager slot and of one copy-mode rendezvous fragment (bytes, multiple of 64).
+  std::size_t slot_bytes = 64 * 1024;
+  /// Eager slots per ordered pair of ranks (>= 2).
+  std::uint32_t slots_per_channel = 8;
+  /// Slots the receiver frees before it returns them to the sender as credits (1..slots).
+  std::uint32_t credit_batch = 4;
+  /// 64-byte cells per ordered pair of ranks (a power of two, >= 4).
+  std::uint32_t cells_per_channel = 64;
+  /// hybrid: how long to spin before sleeping in the kernel (nanoseconds).
+  std::chrono::nanoseconds spin_ns = std::chrono::microseconds(50);
+  /// Upper bound on how long a waiting call runs after a peer died before it fails.
+  std::chrono::milliseconds peer_timeout = std::chrono::seconds(10);
+
+  /// Checks ranges and consistency; names the offending field and value.
+  [[nodiscard]] Status validate() const;
+};
+
+/// "poll", "block" or "hybrid".
+std::string_view to_string(SyncMode mode) noexcept;
+/// "auto", "shm" or "mpi".
+std::string_view to_string(TransportKind kind) noexcept;
+/// "auto", "cma" or "copy".
+std::string_view to_string(RendezvousMode mode) noexcept;
+
+/// Parses "poll" | "block" | "hybrid"; `what` names the option in the error.
+Expected<SyncMode> parse_sync_mode(std::string_view text, std::string_view what);
+/// Parses "auto" | "shm" | "mpi".
+Expected<TransportKind> parse_transport(std::string_view text, std::string_view what);
+/// Parses "auto" | "cma" | "copy".
+Expected<RendezvousMode> parse_rendezvous(std::string_view text, std::string_view what);
+
+}  // namespace tp::comm

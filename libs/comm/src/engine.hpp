@@ -1,0 +1,215 @@
+// Engine: the state behind a World: request pool, matching, shm channels, waits, regions.
+#pragma once
+
+#include "net.hpp"
+#include "shm_layout.hpp"
+#include "sys.hpp"
+
+#include <tilepipe/comm/world.hpp>
+
+#include <chrono>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace tp::comm::detail {
+
+/// Library-internal tags (user tags are >= 0).
+inline constexpr int tag_barrier_base = -40;  ///< -40 .. -9: dissemination barrier rounds
+inline constexpr int tag_region = -2;         ///< region descriptors
+inline constexpr int min_internal_tag = -64;
+
+/// One isend/irecv in the pool. Guarded by Engine::mu_.
+struct ReqState {
+  std::uint32_t generation = 1;
+  bool in_use = false;
+  bool done = false;
+  bool is_send = false;
+  bool has_error = false;
+  Error error;
+  int peer = -1;  ///< send: destination; recv: source filter (any_source allowed)
+  int tag = 0;    ///< send: tag; recv: tag filter (any_tag allowed)
+  const std::byte* sbuf = nullptr;
+  std::size_t sbytes = 0;
+  std::size_t soffset = 0;    ///< copy-mode rendezvous: bytes already sent as fragments
+  std::uint64_t recv_id = 0;  ///< copy-mode rendezvous: the receiver's request id
+  std::byte* rbuf = nullptr;
+  std::size_t rcap = 0;
+  std::size_t rgot = 0;  ///< copy-mode rendezvous: bytes received so far
+  RecvInfo info;
+  std::uint32_t index = 0;  ///< own position in the pool
+  int net_handle = -1;      ///< MPI request handle while the transfer runs in the backend
+};
+
+/// Work queued for one shm peer because the channel had no credits (kept in order).
+struct OutItem {
+  enum Kind : std::uint8_t { message, cts, fin, fragments } kind = message;
+  std::uint32_t req = 0;
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+};
+
+/// A message that arrived before a matching receive was posted.
+struct UnexpectedMsg {
+  int source = -1;
+  int tag = 0;
+  std::size_t bytes = 0;
+  std::vector<std::byte> data;  ///< short/eager/self payload
+  bool is_rts = false;
+  RtsBody rts{};
+  bool is_net = false;
+  int net_message = -1;
+};
+
+/// A peer reached through the shared segment, with this rank's private cursor state.
+struct ShmPeer {
+  int world_rank = -1;
+  RankBlock* block = nullptr;
+  ChannelView tx;                   ///< me -> peer (in the peer's inbox area)
+  ChannelView rx;                   ///< peer -> me
+  std::uint64_t tx_next = 1;        ///< next message number to write
+  std::uint64_t tx_slot_next = 0;   ///< next slot number to fill
+  std::uint64_t tx_cells_seen = 0;  ///< last cells_consumed read from the receiver
+  std::uint64_t tx_slots_seen = 0;  ///< last slots_freed read from the receiver
+  std::uint64_t rx_next = 1;
+  std::uint64_t rx_slot_next = 0;
+  std::uint64_t rx_cells_published = 0;
+  std::uint64_t rx_slots_published = 0;
+  std::deque<OutItem> out;
+  int pid = 0;
+  Fd pidfd;
+  bool departed = false;
+};
+
+/// One exposed region: this rank's memory and the mappings of the shm peers' parts.
+struct RegionState {
+  Mapping local;                   ///< header page + data
+  std::size_t bytes = 0;           ///< this rank's data bytes
+  std::vector<std::size_t> sizes;  ///< data bytes of every rank
+  std::vector<Mapping> peer_maps;  ///< by world rank; empty for self and net peers
+  int net_window = -1;
+};
+
+/// The page in front of a region's data: the shm notification counter (one line, written by
+/// putters with fetch_add/release, read by the owner with acquire).
+struct alignas(cache_line) RegionHeader {
+  std::atomic<std::uint64_t> count;
+};
+
+class Engine {
+ public:
+  /// A World over the shared segment `segment` (created by the launcher or by from_mpi).
+  /// `local_ranks` lists the world ranks in the segment by local index; `net` carries the rest.
+  static Expected<std::unique_ptr<Engine>> create(const Config& config, int rank, int size,
+                                                  Mapping segment, std::vector<int> local_ranks,
+                                                  std::unique_ptr<Net> net);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int size() const noexcept { return size_; }
+  [[nodiscard]] const Config& config() const noexcept { return cfg_; }
+  [[nodiscard]] std::string_view transport_to(int peer) const noexcept;
+  [[nodiscard]] RendezvousMode rendezvous_mode() const noexcept { return rndv_; }
+
+  Expected<Request> isend(int dest, int tag, std::span<const std::byte> data);
+  Expected<Request> irecv(int source, int tag, std::span<std::byte> buffer);
+  Expected<bool> test(Request& request, RecvInfo* info);
+  Expected<RecvInfo> wait(Request& request);
+  Status barrier();
+  Status send(int dest, int tag, std::span<const std::byte> data);
+  Expected<std::span<std::byte>> create_region(std::size_t bytes, std::uint32_t& id);
+  Status put(std::uint32_t region, int target, std::size_t offset, std::span<const std::byte> data,
+             bool notify);
+  Expected<std::uint64_t> notifications(std::uint32_t region);
+  Expected<std::uint64_t> wait_notifications(std::uint32_t region, std::uint64_t count);
+  /// Called before MPI is finalized (the Net goes away with the Engine).
+  void set_on_destroy(void (*fn)()) noexcept { on_destroy_ = fn; }
+
+ private:
+  Engine(const Config& config, int rank, int size);
+
+  // Requests (engine.cpp).
+  std::uint32_t alloc_request();
+  void release_request(std::uint32_t index);
+  ReqState* find_request(std::uint64_t id);
+  std::uint64_t id_of(std::uint32_t index) const;
+  void complete(ReqState& r);
+  void complete_error(ReqState& r, Error error);
+  Expected<Request> post_send(int dest, int tag, std::span<const std::byte> data);
+  Expected<Request> post_recv(int source, int tag, std::span<std::byte> buffer);
+  Status check_request(const Request& request) const;
+  Expected<RecvInfo> take_result(Request& request);
+  void cancel_locked(std::uint32_t index);
+
+  // Matching (engine.cpp).
+  bool matches(const ReqState& r, int source, int tag) const noexcept;
+  ReqState* match_posted(int source, int tag);
+  void deliver_data(int source, int tag, const std::byte* data, std::size_t bytes);
+  void deliver_rts(ShmPeer& peer, int tag, const RtsBody& rts);
+  void deliver_net(const NetIncoming& in);
+  void start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody& rts);
+  void accept_net(ReqState& r, const NetIncoming& in);
+  Error truncation_error(int source, int tag, std::size_t bytes, std::size_t capacity) const;
+
+  // Progress and waits (engine.cpp).
+  void progress();
+  void check_liveness(bool force);
+  Status request_failure(const ReqState& r) const;
+  /// Progresses until done() (called under the lock) returns a Status, spinning and/or sleeping
+  /// as the sync mode says; returns that Status, or the world's failure.
+  template <class Done>
+  Status wait_until(Done&& done);
+
+  // shm channels (shm_channel.cpp).
+  bool has_cell(ShmPeer& p);
+  bool has_slot(ShmPeer& p);
+  void write_cell(ShmPeer& p, CellKind kind, int tag, std::uint32_t bytes, const void* body,
+                  std::size_t body_bytes);
+  void ring(RankBlock& block) noexcept;
+  bool try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index);
+  void queue_control(ShmPeer& p, OutItem item);
+  void flush_out(ShmPeer& p);
+  void drain_channel(ShmPeer& p);
+  void handle_cell(ShmPeer& p, const Cell& cell);
+  std::byte* slot_ptr(const ChannelView& ch, std::uint64_t slot) const noexcept;
+
+  Config cfg_;
+  int rank_ = 0;
+  int size_ = 0;
+  RendezvousMode rndv_ = RendezvousMode::cma;
+  bool cma_ok_ = true;
+
+  Mapping segment_;
+  SegmentGeometry geo_;
+  RankBlock* my_block_ = nullptr;
+  std::vector<int> local_of_;   ///< world rank -> local index in the segment, -1 if net
+  std::vector<ShmPeer> peers_;  ///< by local index (own index unused)
+  int my_local_ = -1;
+  std::unique_ptr<Net> net_;
+
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<ReqState>> reqs_;
+  std::vector<std::uint32_t> free_reqs_;
+  std::vector<std::uint32_t> posted_;  ///< posted receives, in posting order
+  std::list<UnexpectedMsg> unexpected_;
+  std::vector<std::unique_ptr<RegionState>> regions_;
+  bool failed_ = false;
+  Error failure_;
+  std::chrono::steady_clock::time_point next_liveness_check_{};
+  std::chrono::nanoseconds liveness_interval_{};
+  std::uint32_t liveness_calls_ = 0;
+  void (*on_destroy_)() = nullptr;
+
+  friend class tp::comm::Request;
+};
+
+/// Builds the shm part of a segment header for `config` and `ranks` (launcher and from_mpi).
+SegmentGeometry geometry_for(const Config& config, int ranks) noexcept;
+/// Writes the header of a freshly created (zero-filled) segment.
+void init_segment(std::byte* base, const SegmentGeometry& geo) noexcept;
+
+}  // namespace tp::comm::detail

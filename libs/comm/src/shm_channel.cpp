@@ -1,0 +1,203 @@
+// The shm channel protocol: cells, eager slots, credits, rendezvous control (docs/protocols.md).
+#include "engine.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+
+namespace tp::comm::detail {
+
+std::byte* Engine::slot_ptr(const ChannelView& ch, std::uint64_t slot) const noexcept {
+  return ch.slots + (slot % geo_.slots) * geo_.slot_bytes;
+}
+
+bool Engine::has_cell(ShmPeer& p) {
+  // Message k may use cell (k-1) mod C once message k-C has been consumed.
+  if (p.tx_next - 1 - p.tx_cells_seen < geo_.cells) return true;
+  // acquire (seq_cst for the eventcount): pairs with the receiver's store after it finished
+  // reading those cells.
+  p.tx_cells_seen = p.tx.credits->cells_consumed.load(std::memory_order_seq_cst);
+  return p.tx_next - 1 - p.tx_cells_seen < geo_.cells;
+}
+
+bool Engine::has_slot(ShmPeer& p) {
+  if (p.tx_slot_next - p.tx_slots_seen < geo_.slots) return true;
+  p.tx_slots_seen = p.tx.credits->slots_freed.load(std::memory_order_seq_cst);
+  return p.tx_slot_next - p.tx_slots_seen < geo_.slots;
+}
+
+void Engine::write_cell(ShmPeer& p, CellKind kind, int tag, std::uint32_t bytes, const void* body,
+                        std::size_t body_bytes) {
+  Cell& c = p.tx.cells[(p.tx_next - 1) & (geo_.cells - 1)];
+  c.kind = kind;
+  c.tag = tag;
+  c.bytes = bytes;
+  if (body_bytes > 0) std::memcpy(c.body, body, body_bytes);
+  const auto seq = static_cast<std::uint32_t>(p.tx_next);
+  ++p.tx_next;
+  if (cfg_.sync == SyncMode::poll) {
+    // release: the header, the inline payload and any slot written before become visible to the
+    // receiver's load of seq. One store, in the line that carries the payload. Nobody sleeps.
+    c.seq.store(seq, std::memory_order_release);
+    return;
+  }
+  // seq_cst store, then seq_cst load of `sleepers` (Dekker against the waiter's seq_cst RMW of
+  // sleepers followed by its seq_cst re-load of seq): either we see the sleeper and ring, or it
+  // sees the cell. A receiver that sleeps is therefore always rung. (No fence: GCC's TSan does
+  // not model atomic_thread_fence; on x86 the store becomes one xchg.)
+  c.seq.store(seq, std::memory_order_seq_cst);
+  if (p.block->sleepers.load(std::memory_order_seq_cst) != 0) ring(*p.block);
+}
+
+bool Engine::try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index) {
+  if (!has_cell(p)) return false;
+  if (r.sbytes <= cfg_.short_max_bytes) {
+    write_cell(p, cell_short, r.tag, static_cast<std::uint32_t>(r.sbytes), r.sbuf, r.sbytes);
+    complete(r);
+    return true;
+  }
+  if (r.sbytes <= cfg_.eager_max_bytes) {
+    if (!has_slot(p)) return false;
+    std::memcpy(slot_ptr(p.tx, p.tx_slot_next), r.sbuf, r.sbytes);
+    ++p.tx_slot_next;
+    write_cell(p, cell_eager, r.tag, static_cast<std::uint32_t>(r.sbytes), nullptr, 0);
+    complete(r);
+    return true;
+  }
+  RtsBody rts{};
+  rts.send_id = id_of(index);
+  rts.total_bytes = r.sbytes;
+  rts.address = reinterpret_cast<std::uint64_t>(r.sbuf);
+  rts.pid = static_cast<std::int32_t>(::getpid());
+  write_cell(p, cell_rts, r.tag, 0, &rts, sizeof(rts));
+  return true;  // completes on FIN (cma, refused) or after the last fragment (copy)
+}
+
+void Engine::queue_control(ShmPeer& p, OutItem item) {
+  p.out.push_back(item);
+  flush_out(p);
+}
+
+void Engine::flush_out(ShmPeer& p) {
+  while (!p.out.empty()) {
+    OutItem& item = p.out.front();
+    switch (item.kind) {
+      case OutItem::message: {
+        if (!try_start_send(p, *reqs_[item.req], item.req)) return;
+        break;
+      }
+      case OutItem::cts: {
+        if (!has_cell(p)) return;
+        const CtsBody body{item.a, item.b};
+        write_cell(p, cell_cts, 0, 0, &body, sizeof(body));
+        break;
+      }
+      case OutItem::fin: {
+        if (!has_cell(p)) return;
+        const FinBody body{item.a};
+        write_cell(p, cell_fin, 0, 0, &body, sizeof(body));
+        break;
+      }
+      case OutItem::fragments: {
+        ReqState& r = *reqs_[item.req];
+        while (r.soffset < r.sbytes) {
+          if (!has_cell(p) || !has_slot(p)) return;
+          const std::size_t n = std::min(geo_.slot_bytes, r.sbytes - r.soffset);
+          std::memcpy(slot_ptr(p.tx, p.tx_slot_next), r.sbuf + r.soffset, n);
+          ++p.tx_slot_next;
+          const FragBody body{r.recv_id, r.soffset};
+          write_cell(p, cell_frag, 0, static_cast<std::uint32_t>(n), &body, sizeof(body));
+          r.soffset += n;
+        }
+        complete(r);
+        break;
+      }
+    }
+    p.out.pop_front();
+  }
+}
+
+void Engine::drain_channel(ShmPeer& p) {
+  const std::uint32_t mask = geo_.cells - 1;
+  bool consumed = false;
+  while (true) {
+    const Cell& c = p.rx.cells[(p.rx_next - 1) & mask];
+    // seq_cst (a plain load on x86, like acquire): pairs with the sender's release/seq_cst store
+    // of seq, making the cell body and slot visible; seq_cst for the eventcount (write_cell).
+    if (c.seq.load(std::memory_order_seq_cst) != static_cast<std::uint32_t>(p.rx_next)) break;
+    handle_cell(p, c);
+    ++p.rx_next;
+    consumed = true;
+  }
+  if (!consumed) return;
+  // Return credits in batches: a quarter ring of cells, credit_batch slots. release (seq_cst when
+  // a sender may sleep on them, as in write_cell): our reads of the cells and slots happen
+  // before the sender may overwrite them.
+  const auto order =
+      cfg_.sync == SyncMode::poll ? std::memory_order_release : std::memory_order_seq_cst;
+  bool returned = false;
+  if (p.rx_next - 1 - p.rx_cells_published >= geo_.cells / 4) {
+    p.rx_cells_published = p.rx_next - 1;
+    p.rx.credits->cells_consumed.store(p.rx_cells_published, order);
+    returned = true;
+  }
+  if (p.rx_slot_next - p.rx_slots_published >= cfg_.credit_batch) {
+    p.rx_slots_published = p.rx_slot_next;
+    p.rx.credits->slots_freed.store(p.rx_slots_published, order);
+    returned = true;
+  }
+  if (returned && cfg_.sync != SyncMode::poll &&
+      p.block->sleepers.load(std::memory_order_seq_cst) != 0) {
+    ring(*p.block);
+  }
+}
+
+void Engine::handle_cell(ShmPeer& p, const Cell& c) {
+  switch (c.kind) {
+    case cell_short:
+      deliver_data(p.world_rank, c.tag, c.body, c.bytes);
+      break;
+    case cell_eager:
+      deliver_data(p.world_rank, c.tag, slot_ptr(p.rx, p.rx_slot_next), c.bytes);
+      ++p.rx_slot_next;
+      break;
+    case cell_rts: {
+      RtsBody rts{};
+      std::memcpy(&rts, c.body, sizeof(rts));
+      deliver_rts(p, c.tag, rts);
+      break;
+    }
+    case cell_cts: {
+      CtsBody body{};
+      std::memcpy(&body, c.body, sizeof(body));
+      if (ReqState* r = find_request(body.send_id)) {
+        r->recv_id = body.recv_id;
+        r->soffset = 0;
+        p.out.push_back(OutItem{OutItem::fragments, r->index, 0, 0});
+      }
+      break;
+    }
+    case cell_fin: {
+      FinBody body{};
+      std::memcpy(&body, c.body, sizeof(body));
+      if (ReqState* r = find_request(body.send_id)) complete(*r);
+      break;
+    }
+    case cell_frag: {
+      FragBody body{};
+      std::memcpy(&body, c.body, sizeof(body));
+      const std::byte* src = slot_ptr(p.rx, p.rx_slot_next);
+      ++p.rx_slot_next;
+      ReqState* r = find_request(body.recv_id);
+      if (r == nullptr || r->done || body.offset + c.bytes > r->rcap) break;
+      std::memcpy(r->rbuf + body.offset, src, c.bytes);
+      r->rgot += c.bytes;
+      if (r->rgot == r->info.bytes) complete(*r);
+      break;
+    }
+    default:
+      TP_ASSERT(false && "corrupt cell kind in shared segment");
+  }
+}
+
+}  // namespace tp::comm::detail

@@ -1,0 +1,174 @@
+// Shared-memory segment layout: header, per-rank control blocks, per-pair channels (cells + slots).
+//
+// One segment serves the ranks of one host. All structs are 64-byte aligned so that data written
+// by different processes never shares a cache line (no false sharing between writer roles).
+#pragma once
+
+#include <tilepipe/comm/config.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace tp::comm::detail {
+
+inline constexpr std::size_t cache_line = 64;
+inline constexpr std::uint64_t segment_magic = 0x7470636f6d6d3031ULL;  // "tpcomm01"
+
+/// Segment header, written once by the creator before any other rank maps the segment.
+///
+/// | offset | field        | meaning                                 | writer  |
+/// |-------:|--------------|-----------------------------------------|---------|
+/// |      0 | magic        | segment_magic                            | creator |
+/// |      8 | ranks        | number of ranks sharing the segment      | creator |
+/// |     12 | cells        | cells per channel                        | creator |
+/// |     16 | slots        | slots per channel                        | creator |
+/// |     20 | (pad)        |                                          |         |
+/// |     24 | slot_bytes   | bytes per slot                           | creator |
+/// |     32 | channel_bytes| bytes per channel                        | creator |
+/// |     40-63 | (pad)     |                                          |         |
+/// --- cache line boundary (64) ---
+struct alignas(cache_line) SegmentHeader {
+  std::uint64_t magic;
+  std::uint32_t ranks;
+  std::uint32_t cells;
+  std::uint32_t slots;
+  std::uint32_t pad0;
+  std::uint64_t slot_bytes;
+  std::uint64_t channel_bytes;
+};
+static_assert(sizeof(SegmentHeader) == cache_line);
+
+/// Rank states in RankBlock::state.
+enum RankState : std::uint32_t { rank_starting = 0, rank_alive = 1, rank_departed = 2 };
+
+/// Per-rank control block: two lines, split by writer so that senders ringing the doorbell never
+/// invalidate the line the owner writes, and vice versa.
+///
+/// | offset | field    | meaning                                                | writer      |
+/// |-------:|----------|--------------------------------------------------------|-------------|
+/// |      0 | bell     | futex word: bumped by anyone who makes progress possible | any peer  |
+/// |   4-63 | (pad)    |                                                        |             |
+/// --- cache line boundary (64) ---
+/// |     64 | sleepers | threads of the owner sleeping (or about to) on `bell`   | owner       |
+/// |     68 | state    | RankState                                               | owner       |
+/// |     72 | pid      | owner's process id (for pidfd liveness and CMA)         | owner       |
+/// |  76-127| (pad)    |                                                        |             |
+/// --- cache line boundary (128) ---
+struct alignas(cache_line) RankBlock {
+  std::atomic<std::uint32_t> bell;
+  char pad0[cache_line - sizeof(std::atomic<std::uint32_t>)];
+  std::atomic<std::uint32_t> sleepers;
+  std::atomic<std::uint32_t> state;
+  std::atomic<std::int32_t> pid;
+  char pad1[cache_line - 3 * sizeof(std::uint32_t)];
+};
+static_assert(sizeof(RankBlock) == 2 * cache_line);
+
+/// Cell kinds (Cell::kind).
+enum CellKind : std::uint8_t {
+  cell_short = 1,  ///< payload inline (bytes <= 48)
+  cell_eager = 2,  ///< payload in the channel's next slot
+  cell_rts = 3,    ///< rendezvous request to send (RtsBody)
+  cell_cts = 4,    ///< clear to send, copy mode (CtsBody), receiver -> sender
+  cell_fin = 5,    ///< rendezvous done (FinBody), receiver -> sender
+  cell_frag = 6,   ///< copy-mode fragment in the next slot (FragBody)
+};
+
+/// One message header, one cache line. The sender fills every field, then stores `seq` with
+/// release order; the receiver polls `seq` with acquire order, so a matching seq makes the other
+/// 60 bytes (and, for eager/frag, the slot) visible. Cell i of a channel carries messages
+/// i+1, i+1+C, i+1+2C, ... (C = cells per channel), so seq also tells which lap is present.
+///
+/// | offset | field   | meaning                                             |
+/// |-------:|---------|-----------------------------------------------------|
+/// |      0 | seq     | message number (1-based, mod 2^32); written last    |
+/// |      4 | kind    | CellKind                                            |
+/// |    5-7 | (pad)   |                                                     |
+/// |      8 | tag     | message tag (negative: library-internal)            |
+/// |     12 | bytes   | short/eager/frag payload bytes                      |
+/// |  16-63 | body    | short payload, or RtsBody/CtsBody/FinBody/FragBody  |
+/// --- cache line boundary (64) ---
+struct alignas(cache_line) Cell {
+  std::atomic<std::uint32_t> seq;
+  std::uint8_t kind;
+  std::uint8_t pad[3];
+  std::int32_t tag;
+  std::uint32_t bytes;
+  std::byte body[48];
+};
+static_assert(sizeof(Cell) == cache_line);
+inline constexpr std::size_t cell_payload_bytes = sizeof(Cell::body);
+
+/// Rendezvous request: the sender's request id, size and address (for process_vm_readv).
+struct RtsBody {
+  std::uint64_t send_id;
+  std::uint64_t total_bytes;
+  std::uint64_t address;
+  std::int32_t pid;
+  std::int32_t pad;
+};
+/// Clear to send (copy mode): which receive request the fragments are for.
+struct CtsBody {
+  std::uint64_t send_id;
+  std::uint64_t recv_id;
+};
+/// Rendezvous finished (cma mode, or a receive that refused the message).
+struct FinBody {
+  std::uint64_t send_id;
+};
+/// Copy-mode fragment: destination request and byte offset.
+struct FragBody {
+  std::uint64_t recv_id;
+  std::uint64_t offset;
+};
+static_assert(sizeof(RtsBody) <= cell_payload_bytes && sizeof(CtsBody) <= cell_payload_bytes);
+
+/// Credits a receiver returns to the sender of a channel; one line written only by the receiver
+/// (release stores, in batches), read by the sender (acquire loads) when it runs out of credits.
+///
+/// | offset | field          | meaning                                     | writer   |
+/// |-------:|----------------|---------------------------------------------|----------|
+/// |      0 | cells_consumed | cells the receiver has finished reading      | receiver |
+/// |      8 | slots_freed    | slots the receiver has finished reading      | receiver |
+/// |  16-63 | (pad)          |                                             |          |
+/// --- cache line boundary (64) ---, then Cell[cells], then slots[slots][slot_bytes]
+struct alignas(cache_line) ChannelCredits {
+  std::atomic<std::uint64_t> cells_consumed;
+  std::atomic<std::uint64_t> slots_freed;
+  char pad[cache_line - 2 * sizeof(std::uint64_t)];
+};
+static_assert(sizeof(ChannelCredits) == cache_line);
+
+/// Byte offsets of the parts of a segment for a given geometry.
+struct SegmentGeometry {
+  std::uint32_t ranks = 0;
+  std::uint32_t cells = 0;
+  std::uint32_t slots = 0;
+  std::size_t slot_bytes = 0;
+
+  [[nodiscard]] std::size_t channel_bytes() const noexcept {
+    return sizeof(ChannelCredits) + std::size_t{cells} * sizeof(Cell) +
+           std::size_t{slots} * slot_bytes;
+  }
+  [[nodiscard]] std::size_t rank_blocks_offset() const noexcept { return sizeof(SegmentHeader); }
+  [[nodiscard]] std::size_t channels_offset() const noexcept {
+    return rank_blocks_offset() + std::size_t{ranks} * sizeof(RankBlock);
+  }
+  /// Channel carrying messages from `src` to `dst` (local indices; src == dst unused).
+  [[nodiscard]] std::size_t channel_offset(std::uint32_t src, std::uint32_t dst) const noexcept {
+    return channels_offset() + (std::size_t{dst} * ranks + src) * channel_bytes();
+  }
+  [[nodiscard]] std::size_t total_bytes() const noexcept {
+    return channels_offset() + std::size_t{ranks} * ranks * channel_bytes();
+  }
+};
+
+/// Views of one channel inside a mapped segment.
+struct ChannelView {
+  ChannelCredits* credits = nullptr;
+  Cell* cells = nullptr;
+  std::byte* slots = nullptr;
+};
+
+}  // namespace tp::comm::detail

@@ -1,0 +1,129 @@
+// System-call wrappers for the shm transport (memfd, mmap, futex, pidfd, process_vm_readv).
+#include "sys.hpp"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+namespace tp::comm::detail {
+
+Mapping& Mapping::operator=(Mapping&& o) noexcept {
+  if (this != &o) {
+    if (base_ != nullptr) ::munmap(base_, bytes_);
+    base_ = o.base_;
+    bytes_ = o.bytes_;
+    o.base_ = nullptr;
+  }
+  return *this;
+}
+
+Mapping::~Mapping() {
+  if (base_ != nullptr) ::munmap(base_, bytes_);
+}
+
+Fd& Fd::operator=(Fd&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+Fd::~Fd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string errno_text(std::string_view call, int err) {
+  return std::string(call) + ": " + std::strerror(err);
+}
+
+std::size_t page_round(std::size_t bytes) noexcept {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
+}
+
+Expected<Fd> create_shared_file(std::string_view name, std::size_t bytes) {
+  const std::string n(name);
+  Fd fd(::memfd_create(n.c_str(), MFD_CLOEXEC));
+  if (fd.get() < 0) return fail(Errc::system, errno_text("memfd_create", errno));
+  if (::ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) {
+    return fail(Errc::system,
+                errno_text("ftruncate(memfd, " + std::to_string(bytes) + " bytes)", errno));
+  }
+  return fd;
+}
+
+Expected<Fd> open_peer_file(int pid, int fd) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+  Fd out(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (out.get() < 0) return fail(Errc::system, errno_text("open(\"" + path + "\")", errno));
+  return out;
+}
+
+Expected<Mapping> map_shared(const Fd& fd, std::size_t bytes) {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (p == MAP_FAILED) {
+    return fail(Errc::system, errno_text("mmap(" + std::to_string(bytes) + " bytes)", errno));
+  }
+  return Mapping(p, bytes);
+}
+
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                std::chrono::nanoseconds timeout) noexcept {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
+  ts.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
+  // Shared (not FUTEX_PRIVATE) because the word lives in memory mapped by several processes.
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, expected, &ts, nullptr,
+            0);
+}
+
+void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr,
+            nullptr, 0);
+}
+
+int open_pidfd(int pid) noexcept {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+bool process_exited(int pidfd, int pid) noexcept {
+  if (pidfd >= 0) {
+    pollfd p{pidfd, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+  }
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+int read_peer_memory(int pid, std::uint64_t remote, std::byte* local, std::size_t bytes) noexcept {
+  std::size_t done = 0;
+  while (done < bytes) {
+    iovec l{local + done, bytes - done};
+    iovec r{reinterpret_cast<void*>(remote + done), bytes - done};
+    const ssize_t n = ::process_vm_readv(pid, &l, 1, &r, 1, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EFAULT;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+}  // namespace tp::comm::detail

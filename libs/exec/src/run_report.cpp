@@ -1,0 +1,83 @@
+// Reduction and (de)serialization of the ranks' run reports.
+#include <tilepipe/exec/run_report.hpp>
+#include <tilepipe/support/assert.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+namespace tp::exec {
+
+double RunSummary::wall_s() const {
+  double w = 0;
+  for (const auto& r : ranks) w = std::max(w, r.wall_s);
+  return w;
+}
+
+PhaseTimes RunSummary::phases() const {
+  PhaseTimes p;
+  for (const auto& r : ranks) p += r.phases;
+  return p;
+}
+
+double RunSummary::hidden_share() const {
+  double work = 0;
+  double waited = 0;
+  for (const auto& r : ranks) {
+    work += static_cast<double>(r.messages_received + r.messages_sent) * r.face_transfer_s;
+    waited += r.exposed_comm_s;
+  }
+  if (work <= 0) return -1;
+  return std::clamp(1.0 - waited / work, 0.0, 1.0);
+}
+
+namespace {
+
+struct Wire {
+  std::int64_t rank, threads, tiles, points, sent, bytes, received, subtiles;
+  double wall, compute, send_start, wait, sync, face, exposed;
+};
+
+}  // namespace
+
+std::vector<std::byte> encode(const RankReport& r) {
+  const Wire w{r.rank,
+               r.threads,
+               r.tiles,
+               r.points,
+               r.messages_sent,
+               r.bytes_sent,
+               r.messages_received,
+               r.subtiles,
+               r.wall_s,
+               r.phases.compute_s,
+               r.phases.send_start_s,
+               r.phases.wait_s,
+               r.phases.sync_s,
+               r.face_transfer_s,
+               r.exposed_comm_s};
+  std::vector<std::byte> out(sizeof(Wire));
+  std::memcpy(out.data(), &w, sizeof(Wire));
+  return out;
+}
+
+RankReport decode_report(const std::vector<std::byte>& bytes) {
+  TP_EXPECTS(bytes.size() == sizeof(Wire));
+  Wire w{};
+  std::memcpy(&w, bytes.data(), sizeof(Wire));
+  RankReport r;
+  r.rank = static_cast<int>(w.rank);
+  r.threads = static_cast<int>(w.threads);
+  r.tiles = w.tiles;
+  r.points = w.points;
+  r.messages_sent = w.sent;
+  r.bytes_sent = w.bytes;
+  r.messages_received = w.received;
+  r.subtiles = static_cast<int>(w.subtiles);
+  r.wall_s = w.wall;
+  r.phases = {w.compute, w.send_start, w.wait, w.sync};
+  r.face_transfer_s = w.face;
+  r.exposed_comm_s = w.exposed;
+  return r;
+}
+
+}  // namespace tp::exec

@@ -1,0 +1,74 @@
+// Predicted completion time of a plan: steps(plan) x step time of the seeds' formulas
+// (seed 000 (1)-(3), seed 002 (1), (6)-(7), 4.8 and 5.4). Derivation: docs/model.md.
+#pragma once
+
+#include <tilepipe/model/machine.hpp>
+#include <tilepipe/plan/plan.hpp>
+#include <tilepipe/support/expected.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tp::model {
+
+/// Model options that the plan does not carry.
+struct ModelOptions {
+  std::string kernel;         ///< selects the machine's per-kernel compute cost; empty: default
+  bool comm_thread = false;   ///< one thread does all communication (seed 002 5.4); overlap +
+                              ///< hyperplane only
+  std::int64_t subtiles = 0;  ///< vertical grouping: subtiles N per tile, 0 = best (formula (7))
+};
+
+/// One time step's parts and its length. All durations are per step.
+struct StepTime {
+  std::int64_t tile_points = 0;  ///< g = points of a full tile
+  Seconds alpha{0};              ///< one full tile on one CPU: g t_comp1(g)
+  Seconds t_comp{0};             ///< the step's computation: alpha, or beta for vertical grouping
+  std::int64_t subtiles = 0;     ///< N of formula (6) for vertical grouping, 0 otherwise
+  std::int64_t messages = 0;     ///< messages a node sends per step (one per successor node)
+  std::int64_t face_bytes = 0;   ///< bytes a node sends per step
+  Seconds t_start{0};            ///< CPU time starting the step's sends
+  Seconds t_comm{0};             ///< transfer of the step's messages (latency + bytes/bandwidth)
+  Seconds t_sync{0};             ///< synchronization with the neighbours
+  Seconds comm_thread_comp{0};   ///< comm_thread: the communication thread's share of the work
+  Seconds step{0};               ///< the step's length
+  bool compute_bound = true;     ///< the computation, not the transfer, sets the step (overlap)
+};
+
+/// A plan's predicted completion time.
+struct Prediction {
+  plan::ScheduleKind schedule = plan::ScheduleKind::overlap;
+  plan::GroupingKind grouping = plan::GroupingKind::hyperplane;
+  bool comm_thread = false;
+  std::int64_t steps = 0;  ///< from the plan
+  StepTime step;
+  Seconds total{0};  ///< steps x step
+};
+
+/// beta = alpha (N + D)/N + (N + D - 1) t_sync_in: m CPUs in a grid of depth D = sum (m_k - 1)
+/// computing their vertically grouped tiles as N skewed subtiles each (seed 002 (6), D = 1).
+/// Preconditions: n >= 1, depth >= 0.
+Seconds vertical_beta(Seconds alpha, Seconds t_sync_in, std::int64_t n, std::int64_t depth);
+
+/// The N in [1, max_n] minimizing vertical_beta: floor or ceil of sqrt(D alpha / t_sync_in)
+/// (seed 002 (7)), whichever gives the smaller beta (ties: the smaller N); max_n when
+/// t_sync_in = 0; 1 when depth = 0.
+std::int64_t best_subtiles(Seconds alpha, Seconds t_sync_in, std::int64_t depth,
+                           std::int64_t max_n);
+
+/// Bytes node sends per step to each successor node, per mesh dimension (0 where it sends
+/// nothing): (m / m_k) prod_{d != k} w_d x (the deepest dependence along k) x element bytes,
+/// for every non-mapping k with p_k > 1. Rectangular tilings only; errors past 2^63 bytes.
+Expected<std::vector<std::int64_t>> face_bytes_per_neighbour(const plan::Plan& plan,
+                                                             std::int64_t element_bytes);
+
+/// The predicted time of a plan on a machine. Errors: a non-rectangular tiling, comm_thread
+/// outside overlap + hyperplane, subtiles outside [1, tile height].
+Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
+                             const ModelOptions& options);
+
+/// "overlap + hyperplane", with " + comm thread" when set.
+std::string scheme_name(plan::ScheduleKind schedule, plan::GroupingKind grouping, bool comm_thread);
+
+}  // namespace tp::model

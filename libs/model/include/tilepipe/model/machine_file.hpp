@@ -1,0 +1,48 @@
+// The machine file: the documented JSON form of a Machine, its validation and the host check.
+#pragma once
+
+#include <tilepipe/model/machine.hpp>
+#include <tilepipe/support/expected.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tp::model {
+
+/// The "format" value every machine file carries.
+inline constexpr std::string_view machine_file_format = "tilepipe-machine";
+/// The file version this build reads and writes.
+inline constexpr int machine_file_version = 1;
+
+/// What identifies a host in a machine file.
+struct HostIdentity {
+  std::string hostname;   ///< gethostname()
+  std::string cpu_model;  ///< first "model name" of /proc/cpuinfo, empty when unavailable
+};
+
+/// This host's identity (reads /proc/cpuinfo; not for hot paths).
+HostIdentity this_host();
+
+/// The checks load_machine applies after the file is valid.
+struct MachineCheck {
+  std::optional<HostIdentity> host;  ///< when set, a host-bound file must have been made there
+  std::string transport;             ///< when non-empty, the file's transport must be this one
+};
+
+/// Parses and validates a machine file's text; `origin` names the file in errors.
+Expected<Machine> parse_machine(std::string_view text, std::string_view origin);
+
+/// Host and transport checks; errors name both sides and suggest `tilepipe calibrate`.
+Status check_machine(const Machine& machine, std::string_view origin, const MachineCheck& check);
+
+/// Reads, parses, validates and checks a machine file.
+Expected<Machine> load_machine(const std::string& path, const MachineCheck& check);
+
+/// The machine as machine-file JSON text (parse_machine gives back an equal machine).
+std::string machine_to_json(const Machine& machine);
+
+/// Writes machine_to_json to a file (replacing it).
+Status save_machine(const Machine& machine, const std::string& path);
+
+}  // namespace tp::model

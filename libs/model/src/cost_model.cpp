@@ -1,0 +1,172 @@
+// The step-time formulas of the seeds applied to a plan's actual tiles, faces and step count.
+#include <tilepipe/model/cost_model.hpp>
+#include <tilepipe/support/assert.hpp>
+#include <tilepipe/support/checked_math.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tp::model {
+
+Seconds vertical_beta(Seconds alpha, Seconds t_sync_in, std::int64_t n, std::int64_t depth) {
+  TP_EXPECTS(n >= 1 && depth >= 0);
+  const double nn = static_cast<double>(n);
+  const double dd = static_cast<double>(depth);
+  return alpha * ((nn + dd) / nn) + t_sync_in * (nn + dd - 1);
+}
+
+std::int64_t best_subtiles(Seconds alpha, Seconds t_sync_in, std::int64_t depth,
+                           std::int64_t max_n) {
+  TP_EXPECTS(depth >= 0 && max_n >= 1);
+  if (depth == 0) return 1;
+  if (t_sync_in.count() <= 0) return max_n;
+  // Formula (7) generalized: d beta / dN = -D alpha / N^2 + t_sync_in = 0.
+  const double x = std::sqrt(static_cast<double>(depth) * alpha.count() / t_sync_in.count());
+  const double top = static_cast<double>(max_n);
+  const auto lo = static_cast<std::int64_t>(std::clamp(std::floor(x), 1.0, top));
+  const auto hi = static_cast<std::int64_t>(std::clamp(std::ceil(x), 1.0, top));
+  return vertical_beta(alpha, t_sync_in, hi, depth) < vertical_beta(alpha, t_sync_in, lo, depth)
+             ? hi
+             : lo;
+}
+
+Expected<std::vector<std::int64_t>> face_bytes_per_neighbour(const plan::Plan& plan,
+                                                             std::int64_t element_bytes) {
+  TP_EXPECTS(plan.tiling().is_rectangular() && element_bytes >= 1);
+  const auto& w = plan.tiling().tile_extents();
+  const int n = plan.space().dims();
+  std::vector<std::int64_t> out;
+  std::size_t f = 0;  // index into the mesh and the CPU grid (non-mapping dimensions)
+  for (int k = 0; k < n; ++k) {
+    if (k == plan.map_dim()) continue;
+    const std::int64_t p_k = plan.mesh()[f];
+    const std::int64_t m_k = plan.cpu_grid()[f];
+    ++f;
+    std::int64_t depth = 0;
+    for (const auto& d : plan.deps().vectors()) depth = std::max(depth, d[static_cast<size_t>(k)]);
+    if (p_k == 1 || depth == 0) {
+      out.push_back(0);
+      continue;
+    }
+    std::optional<std::int64_t> bytes = plan.cpus() / m_k;
+    for (int d = 0; d < n && bytes; ++d) {
+      if (d != k) bytes = checked_mul(*bytes, w[static_cast<std::size_t>(d)]);
+    }
+    if (bytes) bytes = checked_mul(*bytes, depth);
+    if (bytes) bytes = checked_mul(*bytes, element_bytes);
+    if (!bytes) {
+      return fail(Errc::out_of_range, "the face a node sends along dimension " +
+                                          std::to_string(k + 1) + " exceeds 2^63 bytes");
+    }
+    out.push_back(*bytes);
+  }
+  return out;
+}
+
+std::string scheme_name(plan::ScheduleKind schedule, plan::GroupingKind grouping,
+                        bool comm_thread) {
+  return std::string(plan::to_string(schedule)) + " + " + std::string(plan::to_string(grouping)) +
+         (comm_thread ? " + comm thread" : "");
+}
+
+Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
+                             const ModelOptions& options) {
+  if (!plan.tiling().is_rectangular()) {
+    return fail(Errc::invalid_argument,
+                "the cost model needs rectangular tiles (--tile); a general tiling matrix is not "
+                "modelled");
+  }
+  Prediction p;
+  p.schedule = plan.schedule().kind();
+  p.grouping = plan.schedule().grouping().kind();
+  p.comm_thread = options.comm_thread;
+  p.steps = plan.steps();
+  const bool vertical = p.grouping == plan::GroupingKind::vertical;
+  const bool overlap = p.schedule == plan::ScheduleKind::overlap;
+  if (options.comm_thread && (vertical || !overlap)) {
+    return fail(Errc::invalid_argument,
+                "the communication thread (seed 002 5.4) is modelled for the overlap schedule with "
+                "hyperplane grouping only, not " +
+                    scheme_name(p.schedule, p.grouping, false));
+  }
+  const std::int64_t height =
+      plan.tiling().tile_extents()[static_cast<std::size_t>(plan.map_dim())];
+  if (options.subtiles != 0 && (!vertical || options.subtiles < 1 || options.subtiles > height)) {
+    return fail(Errc::invalid_argument,
+                vertical ? "subtiles " + std::to_string(options.subtiles) +
+                               " must be between 1 and the tile height " + std::to_string(height)
+                         : std::string("subtiles apply to vertical grouping only"));
+  }
+
+  StepTime& s = p.step;
+  const ComputeCost& cc = machine.compute_for(options.kernel);
+  std::optional<std::int64_t> g = 1;
+  for (auto w : plan.tiling().tile_extents()) g = g ? checked_mul(*g, w) : g;
+  TP_ASSERT(g.has_value());  // a tile never has more points than the space (< 2^63)
+  s.tile_points = *g;
+  s.alpha = cc.tile_time(s.tile_points);
+  s.t_comp = s.alpha;
+  if (vertical) {
+    std::int64_t depth = 0;
+    for (auto m_k : plan.cpu_grid()) depth += m_k - 1;
+    s.subtiles = options.subtiles != 0 ? options.subtiles
+                                       : best_subtiles(s.alpha, machine.t_sync_in, depth, height);
+    s.t_comp = vertical_beta(s.alpha, machine.t_sync_in, s.subtiles, depth);
+  }
+
+  auto faces = face_bytes_per_neighbour(plan, cc.element_bytes);
+  if (!faces) return Unexpected{faces.error()};
+  std::int64_t largest = 0;
+  for (auto b : *faces) {
+    if (b == 0) continue;
+    ++s.messages;
+    largest = std::max(largest, b);
+    auto sum = checked_add(s.face_bytes, b);
+    if (!sum) return fail(Errc::out_of_range, "the faces a node sends exceed 2^63 bytes");
+    s.face_bytes = *sum;
+  }
+  if (s.messages > 0) {
+    const double msgs = static_cast<double>(s.messages);
+    switch (machine.send_mode) {
+      case SendMode::queued:
+        s.t_start = machine.t_start;
+        s.t_comm = machine.link.time_for(s.face_bytes);
+        break;
+      case SendMode::serial:
+        s.t_start = machine.t_start * msgs;
+        for (auto b : *faces) s.t_comm += machine.link.time_for(b);
+        break;
+      case SendMode::parallel:
+        s.t_start = machine.t_start * msgs;
+        s.t_comm = machine.link.time_for(largest);
+        break;
+    }
+    s.t_sync = machine.t_sync;
+  }
+
+  s.compute_bound = s.t_comp >= s.t_comm;
+  if (!overlap) {
+    // Seed 000 (1): compute, then start, transfer and synchronize, nothing overlapped.
+    s.step = s.t_comp + s.t_start + s.t_comm + s.t_sync;
+  } else if (!options.comm_thread) {
+    // Seed 000 (2), seed 002 (1): the transfer runs while the CPUs compute.
+    s.step = s.t_start + std::max(s.t_comp, s.t_comm) + s.t_sync;
+  } else {
+    // Seed 002 5.4: one thread starts the sends and synchronizes (s = t_start + t_sync) and
+    // computes W_c of the node's work W = m alpha; the other m - 1 threads share the rest, so
+    // that s + W_c = (W - W_c)/(m - 1) when possible: step = max((W + s)/m, s + t_comm).
+    const double m = static_cast<double>(plan.cpus());
+    const Seconds work = s.alpha * m;
+    const Seconds fixed = s.t_start + s.t_sync;
+    const Seconds balanced = (work + fixed) / m;
+    s.step = std::max(balanced, fixed + s.t_comm);
+    s.compute_bound = balanced >= fixed + s.t_comm;
+    s.comm_thread_comp = s.compute_bound
+                             ? balanced - fixed
+                             : std::max(Seconds{0}, work - (fixed + s.t_comm) * (m - 1));
+  }
+  p.total = s.step * static_cast<double>(p.steps);
+  return p;
+}
+
+}  // namespace tp::model

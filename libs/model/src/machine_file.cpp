@@ -1,0 +1,375 @@
+// Machine files: JSON reading with one-line errors naming the field, writing, host identity.
+#include <tilepipe/model/machine_file.hpp>
+
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <set>
+
+namespace tp::model {
+
+namespace {
+
+using Json = nlohmann::json;
+
+/// Reads the fields of one JSON object, reporting errors as "machine file 'F': ...".
+class Reader {
+ public:
+  Reader(const Json& object, std::string prefix, std::string_view origin)
+      : obj_(object), prefix_(std::move(prefix)), origin_(origin) {}
+
+  [[nodiscard]] Unexpected error(const std::string& what) const {
+    return fail(Errc::invalid_argument, "machine file '" + origin_ + "': " + what);
+  }
+  [[nodiscard]] std::string name(std::string_view key) const { return prefix_ + std::string(key); }
+
+  /// Fails on keys outside `allowed`.
+  Status only(std::initializer_list<std::string_view> allowed) const {
+    for (const auto& item : obj_.items()) {
+      bool ok = false;
+      for (auto a : allowed) ok = ok || item.key() == a;
+      if (!ok) return error("unknown field '" + name(item.key()) + "'");
+    }
+    return {};
+  }
+  [[nodiscard]] bool has(std::string_view key) const { return obj_.contains(key); }
+
+  Expected<const Json*> field(std::string_view key) const {
+    auto it = obj_.find(key);
+    if (it == obj_.end()) return error("missing field '" + name(key) + "'");
+    return &*it;
+  }
+  Expected<const Json*> object(std::string_view key) const {
+    auto f = field(key);
+    if (!f) return f;
+    if (!(*f)->is_object()) return error("'" + name(key) + "' must be an object");
+    return f;
+  }
+  Expected<std::string> string(std::string_view key) const {
+    auto f = field(key);
+    if (!f) return Unexpected{f.error()};
+    if (!(*f)->is_string()) return error("'" + name(key) + "' must be a string");
+    return (*f)->get<std::string>();
+  }
+  Expected<bool> boolean(std::string_view key) const {
+    auto f = field(key);
+    if (!f) return Unexpected{f.error()};
+    if (!(*f)->is_boolean()) return error("'" + name(key) + "' must be true or false");
+    return (*f)->get<bool>();
+  }
+  /// A finite number >= 0, or > 0 when `positive`.
+  Expected<double> number(std::string_view key, bool positive) const {
+    auto f = field(key);
+    if (!f) return Unexpected{f.error()};
+    if (!(*f)->is_number()) return error("'" + name(key) + "' must be a number");
+    const double v = (*f)->get<double>();
+    if (!std::isfinite(v)) return error("'" + name(key) + "' must be finite");
+    if (v < 0 || (positive && v == 0)) {
+      return error("'" + name(key) + "' is " + (*f)->dump() + ": it must be " +
+                   (positive ? "> 0" : ">= 0"));
+    }
+    return v;
+  }
+  /// A whole number >= 1.
+  Expected<std::int64_t> count(std::string_view key) const {
+    auto f = field(key);
+    if (!f) return Unexpected{f.error()};
+    if (!(*f)->is_number_integer()) return error("'" + name(key) + "' must be a whole number");
+    const auto v = (*f)->get<std::int64_t>();
+    if (v < 1) return error("'" + name(key) + "' is " + std::to_string(v) + ": it must be >= 1");
+    return v;
+  }
+
+ private:
+  const Json& obj_;
+  std::string prefix_;
+  std::string origin_;
+};
+
+Expected<ComputeCost> read_compute(const Json& j, const std::string& prefix,
+                                   std::string_view origin, bool top) {
+  Reader r(j, prefix, origin);
+  if (top) {
+    TP_TRY(r.only({"t_comp1_ns", "element_bytes", "samples", "kernels"}));
+  } else {
+    TP_TRY(r.only({"t_comp1_ns", "element_bytes", "samples"}));
+  }
+  ComputeCost c;
+  auto t1 = r.number("t_comp1_ns", true);
+  if (!t1) return Unexpected{t1.error()};
+  c.t_comp1 = Seconds{*t1 * 1e-9};
+  auto eb = r.count("element_bytes");
+  if (!eb) return Unexpected{eb.error()};
+  c.element_bytes = *eb;
+  if (r.has("samples")) {
+    const Json& s = j.at("samples");
+    if (!s.is_array()) return r.error("'" + r.name("samples") + "' must be an array");
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const std::string at = r.name("samples") + "[" + std::to_string(i) + "]";
+      if (!s[i].is_object()) return r.error("'" + at + "' must be an object");
+      Reader rs(s[i], at + ".", origin);
+      TP_TRY(rs.only({"tile_points", "t_comp1_ns"}));
+      auto g = rs.count("tile_points");
+      if (!g) return Unexpected{g.error()};
+      auto ts = rs.number("t_comp1_ns", true);
+      if (!ts) return Unexpected{ts.error()};
+      ComputeSample sample{*g, Seconds{*ts * 1e-9}};
+      if (!c.samples.empty()) {
+        const auto& prev = c.samples.back();
+        if (sample.tile_points <= prev.tile_points) {
+          return r.error("'" + at + ".tile_points' must be larger than the previous sample's");
+        }
+        if (sample.t_comp1 * static_cast<double>(sample.tile_points) <
+            prev.t_comp1 * static_cast<double>(prev.tile_points)) {
+          return r.error("'" + at +
+                         "': the tile time tile_points x t_comp1_ns is smaller than the previous "
+                         "sample's; a larger tile cannot take less time");
+        }
+      }
+      c.samples.push_back(sample);
+    }
+  }
+  return c;
+}
+
+Json compute_json(const ComputeCost& c) {
+  Json j;
+  j["t_comp1_ns"] = c.t_comp1.count() * 1e9;
+  j["element_bytes"] = c.element_bytes;
+  if (!c.samples.empty()) {
+    Json s = Json::array();
+    for (const auto& x : c.samples) {
+      s.push_back({{"tile_points", x.tile_points}, {"t_comp1_ns", x.t_comp1.count() * 1e9}});
+    }
+    j["samples"] = s;
+  }
+  return j;
+}
+
+std::string first_line(std::string s) {
+  if (auto p = s.find('\n'); p != std::string::npos) s.resize(p);
+  // nlohmann prefixes "[json.exception.parse_error.101] "; the rest names line and column.
+  if (s.rfind("[json.exception.", 0) == 0) {
+    if (auto p = s.find("] "); p != std::string::npos) s.erase(0, p + 2);
+  }
+  return s;
+}
+
+}  // namespace
+
+HostIdentity this_host() {
+  HostIdentity id;
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(buf, sizeof buf - 1) == 0) id.hostname = buf;
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    if (auto p = line.find(':'); p != std::string::npos) {
+      auto v = line.substr(p + 1);
+      const auto b = v.find_first_not_of(" \t");
+      id.cpu_model = b == std::string::npos ? "" : v.substr(b);
+    }
+    break;
+  }
+  return id;
+}
+
+Expected<Machine> parse_machine(std::string_view text, std::string_view origin) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    return fail(Errc::invalid_argument, "machine file '" + std::string(origin) +
+                                            "' is not valid JSON: " + first_line(e.what()));
+  }
+  Reader r(j, "", origin);
+  if (!j.is_object()) return r.error("the top level must be a JSON object");
+  TP_TRY(r.only({"format", "version", "machine", "host_bound", "hostname", "cpu_model", "transport",
+                 "source", "notes", "compute", "comm", "node"}));
+  auto format = r.string("format");
+  if (!format) return Unexpected{format.error()};
+  if (*format != machine_file_format) {
+    return r.error("'format' is '" + *format + "', not '" + std::string(machine_file_format) + "'");
+  }
+  auto version = r.count("version");
+  if (!version) return Unexpected{version.error()};
+  if (*version != machine_file_version) {
+    return r.error("version " + std::to_string(*version) + " is not supported (this tilepipe " +
+                   "reads version " + std::to_string(machine_file_version) + ")");
+  }
+  Machine m;
+  auto name = r.string("machine");
+  if (!name) return Unexpected{name.error()};
+  if (name->empty()) return r.error("'machine' must not be empty");
+  m.name = *name;
+  auto bound = r.boolean("host_bound");
+  if (!bound) return Unexpected{bound.error()};
+  m.host_bound = *bound;
+  auto host = r.string("hostname");
+  if (!host) return Unexpected{host.error()};
+  m.hostname = *host;
+  if (m.host_bound && m.hostname.empty()) {
+    return r.error("'hostname' is empty but 'host_bound' is true");
+  }
+  auto cpu = r.string("cpu_model");
+  if (!cpu) return Unexpected{cpu.error()};
+  m.cpu_model = *cpu;
+  auto transport = r.string("transport");
+  if (!transport) return Unexpected{transport.error()};
+  if (transport->empty()) return r.error("'transport' must not be empty");
+  m.transport = *transport;
+  if (r.has("source")) {
+    auto source = r.string("source");
+    if (!source) return Unexpected{source.error()};
+    m.source = *source;
+  }
+
+  auto compute = r.object("compute");
+  if (!compute) return Unexpected{compute.error()};
+  auto cc = read_compute(**compute, "compute.", origin, true);
+  if (!cc) return Unexpected{cc.error()};
+  m.compute = *cc;
+  if ((*compute)->contains("kernels")) {
+    const Json& ks = (*compute)->at("kernels");
+    if (!ks.is_object()) return r.error("'compute.kernels' must be an object");
+    for (const auto& item : ks.items()) {
+      const std::string at = "compute.kernels." + item.key();
+      if (!item.value().is_object()) return r.error("'" + at + "' must be an object");
+      auto k = read_compute(item.value(), at + ".", origin, false);
+      if (!k) return Unexpected{k.error()};
+      m.kernels.emplace(item.key(), *k);
+    }
+  }
+
+  auto comm = r.object("comm");
+  if (!comm) return Unexpected{comm.error()};
+  Reader rc(**comm, "comm.", origin);
+  TP_TRY(rc.only({"t_start_us", "t_sync_us", "latency_us", "bandwidth_bytes_per_s", "send_mode"}));
+  auto t_start = rc.number("t_start_us", false);
+  if (!t_start) return Unexpected{t_start.error()};
+  m.t_start = Seconds{*t_start * 1e-6};
+  auto t_sync = rc.number("t_sync_us", false);
+  if (!t_sync) return Unexpected{t_sync.error()};
+  m.t_sync = Seconds{*t_sync * 1e-6};
+  auto latency = rc.number("latency_us", false);
+  if (!latency) return Unexpected{latency.error()};
+  m.link.latency = Seconds{*latency * 1e-6};
+  auto bw = rc.number("bandwidth_bytes_per_s", true);
+  if (!bw) return Unexpected{bw.error()};
+  m.link.bandwidth_bytes_per_s = *bw;
+  auto mode = rc.string("send_mode");
+  if (!mode) return Unexpected{mode.error()};
+  if (*mode == "queued") {
+    m.send_mode = SendMode::queued;
+  } else if (*mode == "serial") {
+    m.send_mode = SendMode::serial;
+  } else if (*mode == "parallel") {
+    m.send_mode = SendMode::parallel;
+  } else {
+    return r.error("'comm.send_mode' is '" + *mode + "' (choose queued|serial|parallel)");
+  }
+
+  auto node = r.object("node");
+  if (!node) return Unexpected{node.error()};
+  Reader rn(**node, "node.", origin);
+  TP_TRY(rn.only({"t_sync_in_us"}));
+  auto t_sync_in = rn.number("t_sync_in_us", false);
+  if (!t_sync_in) return Unexpected{t_sync_in.error()};
+  m.t_sync_in = Seconds{*t_sync_in * 1e-6};
+  return m;
+}
+
+Status check_machine(const Machine& m, std::string_view origin, const MachineCheck& check) {
+  const std::string file = "machine file '" + std::string(origin) + "'";
+  if (m.host_bound && check.host &&
+      (m.hostname != check.host->hostname || m.cpu_model != check.host->cpu_model)) {
+    return fail(Errc::invalid_argument,
+                file + " was measured on host '" + m.hostname + "' (CPU '" + m.cpu_model +
+                    "'), not on this host '" + check.host->hostname + "' (CPU '" +
+                    check.host->cpu_model + "'): run `tilepipe calibrate` on this machine");
+  }
+  if (!check.transport.empty() && m.transport != check.transport) {
+    return fail(Errc::invalid_argument, file + " is for transport '" + m.transport + "', not '" +
+                                            check.transport + "': run `tilepipe calibrate " +
+                                            "--transport " + check.transport + "`");
+  }
+  return {};
+}
+
+Expected<Machine> load_machine(const std::string& path, const MachineCheck& check) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) {
+    return fail(Errc::invalid_argument,
+                "cannot open machine file '" + path + "': " + std::strerror(errno));
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const std::size_t got = std::fread(buf, 1, sizeof buf, f.get());
+    text.append(buf, got);
+    if (got < sizeof buf) break;
+    if (text.size() > (std::size_t{1} << 24)) {
+      return fail(Errc::invalid_argument,
+                  "machine file '" + path + "' is larger than 16 MiB: not a machine file");
+    }
+  }
+  if (std::ferror(f.get())) {
+    return fail(Errc::invalid_argument,
+                "cannot read machine file '" + path + "': " + std::strerror(errno));
+  }
+  auto m = parse_machine(text, path);
+  if (!m) return m;
+  TP_TRY(check_machine(*m, path, check));
+  return m;
+}
+
+std::string machine_to_json(const Machine& m) {
+  nlohmann::ordered_json j;
+  j["format"] = machine_file_format;
+  j["version"] = machine_file_version;
+  j["machine"] = m.name;
+  j["host_bound"] = m.host_bound;
+  j["hostname"] = m.hostname;
+  j["cpu_model"] = m.cpu_model;
+  j["transport"] = m.transport;
+  j["source"] = m.source;
+  Json compute = compute_json(m.compute);
+  if (!m.kernels.empty()) {
+    Json ks = Json::object();
+    for (const auto& [name, c] : m.kernels) ks[name] = compute_json(c);
+    compute["kernels"] = ks;
+  }
+  j["compute"] = compute;
+  nlohmann::ordered_json comm;
+  comm["t_start_us"] = m.t_start.count() * 1e6;
+  comm["t_sync_us"] = m.t_sync.count() * 1e6;
+  comm["latency_us"] = m.link.latency.count() * 1e6;
+  comm["bandwidth_bytes_per_s"] = m.link.bandwidth_bytes_per_s;
+  comm["send_mode"] = std::string(to_string(m.send_mode));
+  j["comm"] = comm;
+  j["node"] = {{"t_sync_in_us", m.t_sync_in.count() * 1e6}};
+  return j.dump(2) + "\n";
+}
+
+Status save_machine(const Machine& m, const std::string& path) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) {
+    return fail(Errc::system, "cannot write machine file '" + path + "': " + std::strerror(errno));
+  }
+  out << machine_to_json(m);
+  out.close();
+  if (!out) {
+    return fail(Errc::system, "cannot write machine file '" + path + "': " + std::strerror(errno));
+  }
+  return {};
+}
+
+}  // namespace tp::model

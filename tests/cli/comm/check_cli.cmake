@@ -1,0 +1,21 @@
+# Runs one tilepipe command line and checks its exit code and output.
+#   -DCMD="prog|arg|..." (| separates the arguments) -DEXPECT_RC=<n> [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
+# A failing command (rc 2) must print exactly one line on stderr.
+string(REPLACE "|" ";" CMD "${CMD}")
+execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL EXPECT_RC)
+  message(FATAL_ERROR "exit code ${rc}, expected ${EXPECT_RC}\nstdout: ${out}\nstderr: ${err}")
+endif()
+if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
+  message(FATAL_ERROR "stderr does not match '${EXPECT_STDERR}':\n${err}")
+endif()
+if(DEFINED EXPECT_STDOUT AND NOT out MATCHES "${EXPECT_STDOUT}")
+  message(FATAL_ERROR "stdout does not match '${EXPECT_STDOUT}':\n${out}")
+endif()
+if(EXPECT_RC EQUAL 2)
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines lines)
+  if(NOT lines EQUAL 1 OR NOT err MATCHES "^tilepipe: error: ")
+    message(FATAL_ERROR "expected one line 'tilepipe: error: ...' on stderr, got:\n${err}")
+  endif()
+endif()

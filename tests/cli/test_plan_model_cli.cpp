@@ -1,0 +1,253 @@
+// `tilepipe plan --machine`: predicted times, automatic choice (golden JSON), exact bad-input
+// errors.
+#include "run_process.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+using tp::test::run_process;
+
+const std::string data_dir = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/";
+const std::string seed000 = data_dir + "machines/seed000-sci-cluster.json";
+const std::string seed002 = data_dir + "machines/seed002-sci-smp-cluster.json";
+
+tp::test::ProcessResult plan(std::vector<std::string> args) {
+  args.insert(args.begin(), {TILEPIPE_EXE, "plan"});
+  return run_process(args);
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+/// Equal JSON, except that floating-point numbers may differ in the last bits (relative 1e-12).
+void expect_json_near(const nlohmann::json& got, const nlohmann::json& want,
+                      const std::string& at = "") {
+  if (want.is_number_float() || got.is_number_float()) {
+    ASSERT_TRUE(got.is_number()) << at;
+    const double a = got.get<double>();
+    const double b = want.get<double>();
+    EXPECT_NEAR(a, b, 1e-12 * std::max(std::abs(a), std::abs(b))) << at;
+    return;
+  }
+  ASSERT_EQ(got.type(), want.type()) << at;
+  if (want.is_object()) {
+    ASSERT_EQ(got.size(), want.size()) << at << ": " << got.dump();
+    for (const auto& item : want.items()) {
+      ASSERT_TRUE(got.contains(item.key())) << at << "." << item.key();
+      expect_json_near(got[item.key()], item.value(), at + "." + item.key());
+    }
+  } else if (want.is_array()) {
+    ASSERT_EQ(got.size(), want.size()) << at;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      expect_json_near(got[i], want[i], at + "[" + std::to_string(i) + "]");
+    }
+  } else {
+    EXPECT_EQ(got, want) << at;
+  }
+}
+
+const std::vector<std::string> seed000_args = {"--kernel", "wave3d", "--size", "12x12x524288",
+                                               "--nodes",  "9",      "--cpus", "1"};
+
+std::vector<std::string> with(std::vector<std::string> base, std::vector<std::string> extra) {
+  base.insert(base.end(), extra.begin(), extra.end());
+  return base;
+}
+
+TEST(PlanModelCli, machine_adds_the_prediction_and_keeps_the_plan_fields) {
+  auto r = plan(with(seed000_args, {"--tile", "1024", "--machine", seed000, "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const auto j = nlohmann::json::parse(r.out);
+  // Every field of the plain plan is there with the same value.
+  const auto plain = read_json(data_dir + "golden/plan_seed000_12x12x524288.json");
+  for (const auto& item : plain.items()) EXPECT_EQ(j[item.key()], item.value()) << item.key();
+  // Seed 000 formula (3) at z = 1024: 520 x (49.2 us + 16384 x 39.6 ns + 4 x 18.8 us).
+  EXPECT_NEAR(j["predicted_s"].get<double>(), 520 * (49.2e-6 + 16384 * 39.6e-9 + 75.2e-6), 1e-12);
+  EXPECT_EQ(j["chosen_by"], "user");
+  EXPECT_EQ(j["machine"], "seed000-sci-cluster");
+  EXPECT_EQ(j["step_time"]["face_bytes"], 2 * 4 * 1024 * 4);
+  EXPECT_EQ(j["step_time"]["bound"], "compute");
+}
+
+TEST(PlanModelCli, seed_000_auto_tile_matches_golden_json) {
+  auto r = plan(with(seed000_args, {"--tile", "auto", "--machine", seed000, "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["chosen_by"], "model");
+  EXPECT_EQ(j["tile"], nlohmann::json::array({4, 4, 3641}));
+  expect_json_near(j, read_json(data_dir + "golden/plan_model_seed000_auto.json"));
+}
+
+TEST(PlanModelCli, seed_002_everything_auto_matches_golden_json) {
+  auto r =
+      plan({"--kernel", "wave3d", "--size", "16x16x65536", "--nodes", "8", "--cpus", "2", "--tile",
+            "auto", "--schedule", "auto", "--grouping", "auto", "--machine", seed002, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schedule"], "overlap");
+  EXPECT_EQ(j["grouping"], "hyperplane");
+  for (const char* key : {"tile", "schedule", "grouping", "steps", "predicted_s", "reason"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  expect_json_near(j, read_json(data_dir + "golden/plan_model_seed002_auto.json"));
+}
+
+TEST(PlanModelCli, table_shows_the_step_formula_and_the_prediction) {
+  auto r = plan(with(seed000_args, {"--tile", "1024", "--machine", seed000}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("time steps         520"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("step time          t_start + max(t_comp, t_comm) + t_sync = 773.2 us "
+                       "(compute-bound)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("predicted time     402.1 ms (520 steps x 773.2 us)"), std::string::npos)
+      << r.out;
+}
+
+TEST(PlanModelCli, comm_thread_and_subtiles) {
+  auto r = plan({"--kernel", "wave3d", "--size", "16x16x65536", "--nodes", "8", "--cpus", "2",
+                 "--tile", "1024", "--machine", seed002, "--comm-thread", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const double alpha = 16 * 1024 * 39.6e-9;
+  EXPECT_NEAR(j["step_s"].get<double>(), (2 * alpha + 100e-6) / 2, 1e-15);
+  EXPECT_TRUE(j["step_time"]["comm_thread"].get<bool>());
+  r = plan({"--kernel", "wave3d", "--size", "16x16x65536", "--nodes", "8", "--cpus", "2", "--tile",
+            "1024", "--grouping", "vertical", "--subtiles", "8", "--machine", seed002, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["step_time"]["subtiles"], 8);
+  EXPECT_NEAR(j["step_time"]["t_comp_s"].get<double>(), alpha * 9 / 8 + 8 * 11e-6, 1e-15);
+}
+
+struct BadInput {
+  std::vector<std::string> args;
+  std::string message;
+};
+
+class PlanModelCliBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(PlanModelCliBadInput, exits_2_with_one_line_naming_the_problem) {
+  const auto& p = GetParam();
+  auto r = plan(p.args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "tilepipe: error: " + p.message + "\n");
+}
+
+/// A file under the temporary directory with the given text; returns its path.
+std::string temp_file(const std::string& name, const std::string& text) {
+  const auto path = (std::filesystem::temp_directory_path() / ("tp_model_cli_" + name)).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string seed002_text() {
+  std::ifstream in(seed002);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string seed002_without(const std::string& text_to_drop) {
+  std::string s = seed002_text();
+  s.erase(s.find(text_to_drop), text_to_drop.size());
+  return s;
+}
+
+const std::string host_bound = data_dir + "machines/example-host-bound.json";
+const std::string tmp = std::filesystem::temp_directory_path().string();
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PlanModelCliBadInput,
+    ::testing::Values(
+        BadInput{with(seed000_args, {"--tile", "auto"}),
+                 "--tile auto needs --machine FILE: the cost model chooses it from the machine's "
+                 "parameters (write a machine file with `tilepipe calibrate`)"},
+        BadInput{with(seed000_args, {"--tile", "64", "--schedule", "auto"}),
+                 "--schedule auto needs --machine FILE: the cost model chooses it from the "
+                 "machine's parameters (write a machine file with `tilepipe calibrate`)"},
+        BadInput{with(seed000_args, {"--tile", "64", "--grouping", "auto"}),
+                 "--grouping auto needs --machine FILE: the cost model chooses it from the "
+                 "machine's parameters (write a machine file with `tilepipe calibrate`)"},
+        BadInput{with(seed000_args, {"--tile", "64", "--comm-thread"}),
+                 "--comm-thread needs --machine FILE: it only affects the predicted time"},
+        BadInput{with(seed000_args, {"--tile", "auto", "--machine", "/nonexistent/m.json"}),
+                 "cannot open machine file '/nonexistent/m.json': No such file or directory"},
+        BadInput{with(seed000_args, {"--tile", "auto", "--machine", tmp}),
+                 "cannot read machine file '" + tmp + "': Is a directory"},
+        BadInput{with(seed000_args, {"--tile", "auto", "--machine",
+                                     temp_file("malformed.json", "{\"format\": \n")}),
+                 "machine file '" + tmp +
+                     "/tp_model_cli_malformed.json' is not valid JSON: parse error at line 2, "
+                     "column 1: syntax error while parsing value - unexpected end of input; "
+                     "expected '[', '{', or a literal"},
+        BadInput{with(seed000_args,
+                      {"--tile", "auto", "--machine",
+                       temp_file("missing.json", seed002_without("\"t_sync_in_us\": 11"))}),
+                 "machine file '" + tmp +
+                     "/tp_model_cli_missing.json': missing field 'node.t_sync_in_us'"},
+        BadInput{with(seed000_args, {"--tile", "auto", "--machine", host_bound}),
+                 "machine file '" + host_bound +
+                     "' was measured on host 'example-host-that-is-not-this-one' (CPU 'Example "
+                     "CPU @ 3.0GHz'), not on this host '" +
+                     [] {
+                       char buf[256] = {};
+                       gethostname(buf, sizeof buf - 1);
+                       return std::string(buf);
+                     }() +
+                     "' (CPU '" +
+                     [] {
+                       std::ifstream in("/proc/cpuinfo");
+                       std::string line;
+                       while (std::getline(in, line)) {
+                         if (line.rfind("model name", 0) == 0) {
+                           auto v = line.substr(line.find(':') + 1);
+                           return v.substr(v.find_first_not_of(" \t"));
+                         }
+                       }
+                       return std::string();
+                     }() +
+                     "'): run `tilepipe calibrate` on this machine"},
+        BadInput{with(seed000_args, {"--tile", "auto", "--machine", seed000, "--transport", "shm"}),
+                 "machine file '" + seed000 +
+                     "' is for transport 'sci-dma', not 'shm': run `tilepipe calibrate "
+                     "--transport shm`"},
+        BadInput{with(seed000_args, {"--tile", "1024", "--machine", seed000, "--comm-thread",
+                                     "--schedule", "blocking"}),
+                 "the communication thread (seed 002 5.4) is modelled for the overlap schedule "
+                 "with hyperplane grouping only, not blocking + hyperplane"},
+        BadInput{with(seed000_args, {"--tile", "1024", "--machine", seed000, "--subtiles", "0"}),
+                 "--subtiles: 0 must be >= 1"},
+        BadInput{with(seed000_args, {"--tile", "1024", "--machine", seed000, "--transport", "tcp"}),
+                 "--transport: unknown transport 'tcp' (choose shm|mpi)"},
+        BadInput{with(seed000_args, {"--tile", "auto", "--machine",
+                                     temp_file("negative.json",
+                                               [] {
+                                                 std::string s = seed002_text();
+                                                 s.replace(s.find("\"t_start_us\": 49.2"), 18,
+                                                           "\"t_start_us\": -49.2");
+                                                 return s;
+                                               }())}),
+                 "machine file '" + tmp +
+                     "/tp_model_cli_negative.json': 'comm.t_start_us' is -49.2: it must be >= 0"}),
+    [](const ::testing::TestParamInfo<BadInput>& param) {
+      return "case" + std::to_string(param.index);
+    });
+
+}  // namespace

@@ -1,0 +1,137 @@
+// `tilepipe run` end to end: verified checksums for every scheme, JSON fields, traces, bad input,
+// and a rank that dies.
+#include "run_process.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace {
+
+using tp::test::run_process;
+
+tp::test::ProcessResult run(std::vector<std::string> args, int timeout_s = 120) {
+  args.insert(args.begin(), {TILEPIPE_EXE, "run"});
+  return run_process(args, timeout_s);
+}
+
+TEST(RunCli, every_scheme_verifies_bit_for_bit) {
+  std::string checksum;
+  for (const char* schedule : {"blocking", "overlap"}) {
+    for (const char* grouping : {"hyperplane", "vertical"}) {
+      auto r = run({"--kernel", "wave3d", "--size", "9x10x301", "--tile", "16", "--nodes", "2",
+                    "--cpus", "2", "--schedule", schedule, "--grouping", grouping, "--sync",
+                    "block", "--verify", "--json"});
+      ASSERT_EQ(r.exit_code, 0) << schedule << " " << grouping << ": " << r.err;
+      const auto j = nlohmann::json::parse(r.out);
+      EXPECT_EQ(j["verified"], true);
+      EXPECT_EQ(j["schedule"], schedule);
+      EXPECT_EQ(j["grouping"], grouping);
+      for (const char* key : {"checksum", "seconds", "points_per_s", "phases", "steps"}) {
+        EXPECT_TRUE(j.contains(key)) << key;
+      }
+      EXPECT_EQ(j["checksum"].get<std::string>().size(), 16u);
+      if (checksum.empty()) checksum = j["checksum"];
+      EXPECT_EQ(j["checksum"], checksum);
+      EXPECT_EQ(j["ranks"].size(), 2u);
+    }
+  }
+}
+
+TEST(RunCli, defaults_need_only_kernel_and_size) {
+  auto r = run({"--kernel", "wave2d", "--size", "100x2000", "--verify"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("verified           yes (bit for bit)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("checksum"), std::string::npos);
+}
+
+TEST(RunCli, trace_is_chrome_trace_json_with_a_track_per_rank_and_thread) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tilepipe-trace-" + std::to_string(::getpid()) + ".json");
+  auto r = run({"--kernel", "wave3d", "--size", "8x8x200", "--tile", "20", "--nodes", "2", "--cpus",
+                "2", "--sync", "block", "--trace", path.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto j = nlohmann::json::parse(ss.str());
+  std::set<std::pair<int, int>> tracks;
+  int computes = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    tracks.insert({e["pid"].get<int>(), e["tid"].get<int>()});
+    if (e["name"] == "compute") ++computes;
+    EXPECT_GE(e["dur"].get<double>(), 0);
+  }
+  EXPECT_EQ(tracks.size(), 4u);
+  EXPECT_GE(computes, 2 * 10);  // 200 / 20 tiles along the mapping dimension per CPU row
+  std::filesystem::remove(path);
+}
+
+TEST(RunCli, a_rank_that_dies_ends_the_run_with_an_error_in_bounded_time) {
+  ::setenv("TILEPIPE_FAULT_KILL_RANK", "1", 1);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = run({"--kernel", "wave2d", "--size", "64x4000", "--nodes", "3", "--cpus", "1", "--sync",
+                "block", "--peer-timeout", "2"},
+               60);
+  ::unsetenv("TILEPIPE_FAULT_KILL_RANK");
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, 137) << "the launcher itself must not be killed";
+  EXPECT_EQ(r.out.find("checksum"), std::string::npos) << "no partial result: " << r.out;
+  EXPECT_NE(r.err.find("rank 1"), std::string::npos) << r.err;
+  EXPECT_LT(elapsed, 30.0);
+}
+
+struct BadRun {
+  std::vector<std::string> args;
+  std::string message;
+};
+
+class RunCliBadInput : public ::testing::TestWithParam<BadRun> {};
+
+TEST_P(RunCliBadInput, exits_2_with_one_line) {
+  auto r = run(GetParam().args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  const std::string& m = GetParam().message;
+  if (!m.empty() && m.back() == '*') {  // the rest of the line depends on the machine
+    EXPECT_EQ(r.err.rfind("tilepipe: error: " + m.substr(0, m.size() - 1), 0), 0u) << r.err;
+    EXPECT_EQ(tp::test::lines_of(r.err).size(), 1u);
+  } else {
+    EXPECT_EQ(r.err, "tilepipe: error: " + m + "\n");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, RunCliBadInput,
+    ::testing::Values(
+        BadRun{{"--size", "8x8"},
+               "--kernel is required (tilepipe run runs wave2d|wave3d|wave4d; Smith-Waterman "
+               "runs with tilepipe align)"},
+        BadRun{{"--kernel", "sw", "--size", "8x8"},
+               "--kernel: tilepipe run runs wave2d|wave3d|wave4d, not 'sw' (Smith-Waterman: "
+               "tilepipe align)"},
+        BadRun{{"--kernel", "wave2d", "--size", "8x0"}, "--size dimension 2: 0 must be >= 1"},
+        BadRun{{"--kernel", "wave2d", "--size", "8x8", "--sync", "spin"},
+               "--sync: 'spin' is not a sync mode (poll, block, hybrid)"},
+        BadRun{{"--kernel", "wave2d", "--size", "8x8", "--transport", "mpi"},
+               "--transport mpi needs the ranks started by mpirun (e.g. mpirun -np 2 tilepipe "
+               "run ...)"},
+        BadRun{{"--kernel", "wave2d", "--size", "8x8", "--tile", "4", "--cpus", "0"},
+               "--cpus: 0 must be >= 1"},
+        BadRun{{"--kernel", "wave3d", "--size", "3000000x3000000x3000", "--tile", "1024"},
+               "the run needs about 100582838.1 GiB but this machine has *"}),
+    [](const ::testing::TestParamInfo<BadRun>& param) {
+      return "case" + std::to_string(param.index);
+    });
+
+}  // namespace

@@ -1,0 +1,275 @@
+// The step-time formulas against hand-computed values of the seeds' own equations.
+#include <tilepipe/model/cost_model.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace {
+
+using tp::model::Machine;
+using tp::model::ModelOptions;
+using tp::model::predict;
+using tp::model::Seconds;
+using tp::model::SendMode;
+using tp::plan::DependenceMatrix;
+using tp::plan::GroupingKind;
+using tp::plan::Index;
+using tp::plan::Plan;
+using tp::plan::PlanRequest;
+using tp::plan::ScheduleKind;
+
+constexpr double us = 1e-6;
+constexpr double ns = 1e-9;
+
+/// The seeds' SCI machines: t_start, t_sync, t_comp1 = 39.6 ns, floats, 84.12 MB/s, one DMA queue.
+Machine sci(double t_start_us, double t_sync_us) {
+  Machine m;
+  m.name = "sci";
+  m.transport = "sci-dma";
+  m.compute.t_comp1 = Seconds{39.6 * ns};
+  m.compute.element_bytes = 4;
+  m.t_start = Seconds{t_start_us * us};
+  m.t_sync = Seconds{t_sync_us * us};
+  m.t_sync_in = Seconds{11 * us};
+  m.link.latency = Seconds{0};
+  m.link.bandwidth_bytes_per_s = 84.12e6;
+  m.send_mode = SendMode::queued;
+  return m;
+}
+
+Plan make_plan(Index size, std::int64_t z, std::int64_t nodes, std::int64_t cpus,
+               ScheduleKind s = ScheduleKind::overlap, GroupingKind g = GroupingKind::hyperplane) {
+  PlanRequest r;
+  r.size = std::move(size);
+  r.deps = DependenceMatrix::unit(static_cast<int>(r.size.size()));
+  r.tile_height = z;
+  r.nodes = nodes;
+  r.cpus = cpus;
+  r.schedule = s;
+  r.grouping = g;
+  auto p = Plan::make(r);
+  EXPECT_TRUE(p) << p.error().message;
+  return *p;
+}
+
+double predicted_s(const Plan& plan, const Machine& m, ModelOptions o = {}) {
+  auto p = predict(plan, m, o);
+  EXPECT_TRUE(p) << p.error().message;
+  return p ? p->total.count() : -1;
+}
+
+// Seed 000 formula (3): T(z) = (2 sum x_i + x_k + 1)(t_start_dma + t_comp + t_sync), with
+// sum x_i = 2 (3 - 1), x_k = DIMZ/z - 1, t_comp = x^2 z t_comp1, t_sync = 4 x 18.8 us.
+double seed000_formula3(double dimz, double x, double z) {
+  return (2 * 2 * (3 - 1) + (std::ceil(dimz / z) - 1) + 1) *
+         (49.2 * us + x * x * z * 39.6 * ns + 4 * 18.8 * us);
+}
+
+TEST(CostModelSeed000, overlap_time_is_formula_3) {
+  const Machine m = sci(49.2, 4 * 18.8);
+  for (std::int64_t z : {256, 1024, 3000, 3584, 8192, 65536}) {
+    const Plan p = make_plan({12, 12, 524288}, z, 9, 1);
+    EXPECT_NEAR(predicted_s(p, m), seed000_formula3(524288, 4, static_cast<double>(z)), 1e-12)
+        << "z = " << z;
+    const Plan q = make_plan({24, 24, 262144}, z, 9, 1);
+    EXPECT_NEAR(predicted_s(q, m), seed000_formula3(262144, 8, static_cast<double>(z)), 1e-12)
+        << "z = " << z;
+  }
+  // A hand value: z = 1024 on 12x12x512K: 520 steps x (124.4 us + 16384 x 39.6 ns).
+  const Plan p = make_plan({12, 12, 524288}, 1024, 9, 1);
+  EXPECT_NEAR(predicted_s(p, m), 520 * (124.4e-6 + 16384 * 39.6e-9), 1e-12);
+}
+
+TEST(CostModelSeed000, the_step_is_compute_bound_and_sends_the_faces_in_one_queue) {
+  const Plan p = make_plan({12, 12, 524288}, 1024, 9, 1);
+  auto pr = predict(p, sci(49.2, 75.2), {});
+  ASSERT_TRUE(pr);
+  // Two successors, each a 4 x 1024 face of 4-byte floats.
+  EXPECT_EQ(pr->step.messages, 2);
+  EXPECT_EQ(pr->step.face_bytes, 2 * 4 * 1024 * 4);
+  EXPECT_EQ(pr->step.face_bytes, p.face_points() * 4);
+  EXPECT_NEAR(pr->step.t_comm.count(), 32768 / 84.12e6, 1e-15);
+  EXPECT_TRUE(pr->step.compute_bound);
+  EXPECT_EQ(pr->steps, 520);
+}
+
+// Seed 002 5.3: T_non-blocking,hyperplane = (3X/(2x) + 2Y/y + Z/z - 4)(100 us + x^2 z 39.6 ns).
+TEST(CostModelSeed002, non_blocking_hyperplane_is_the_papers_formula) {
+  const Machine m = sci(49.2, 50.8);
+  for (std::int64_t z : {128, 512, 1024, 4096}) {
+    const Plan p = make_plan({16, 16, 65536}, z, 8, 2);
+    const double X = 16, Y = 16, x = 4, zz = static_cast<double>(z);
+    const double expected =
+        (3 * X / (2 * x) + 2 * Y / x + 65536 / zz - 4) * (100 * us + x * x * zz * 39.6 * ns);
+    EXPECT_NEAR(predicted_s(p, m), expected, 1e-12) << "z = " << z;
+  }
+}
+
+TEST(CostModelSeed002, blocking_adds_the_transfer_and_overlap_hides_it) {
+  const Machine m = sci(49.2, 50.8);
+  const Plan b = make_plan({16, 16, 65536}, 1024, 8, 2, ScheduleKind::blocking);
+  auto pb = predict(b, m, {});
+  ASSERT_TRUE(pb);
+  // Mesh 2x4, CPU grid 2x1: along dimension 1 one 4 x z face, along dimension 2 two.
+  EXPECT_EQ(pb->step.face_bytes, (4 * 1024 + 2 * 4 * 1024) * 4);
+  const double t_comp = 16 * 1024 * 39.6 * ns;
+  const double t_comm = (12 * 1024 * 4) / 84.12e6;
+  EXPECT_NEAR(pb->step.step.count(), t_comp + 100 * us + t_comm, 1e-15);
+  EXPECT_NEAR(pb->total.count(), static_cast<double>(b.steps()) * (t_comp + 100 * us + t_comm),
+              1e-12);
+}
+
+TEST(CostModelVertical, beta_is_formula_6_and_n_is_formula_7) {
+  const Seconds alpha{69e-3};
+  const Seconds t_in{11e-6};
+  // Seed 002 5.2: alpha ~ 69 ms, t_synch_in ~ 11 us: N = sqrt(alpha / t_synch_in) = 79.2.
+  EXPECT_NEAR(tp::model::vertical_beta(alpha, t_in, 79, 1).count(), 69e-3 * 80 / 79 + 79 * 11e-6,
+              1e-15);
+  EXPECT_EQ(tp::model::best_subtiles(alpha, t_in, 1, 100000), 79);
+  // beta_min ~ alpha + 2 sqrt(alpha t_synch_in).
+  EXPECT_NEAR(tp::model::vertical_beta(alpha, t_in, 79, 1).count(),
+              69e-3 + 2 * std::sqrt(69e-3 * 11e-6), 1e-6);
+  // Brute force over N.
+  for (std::int64_t depth : {1, 2, 3}) {
+    std::int64_t best = 1;
+    for (std::int64_t n = 1; n <= 500; ++n) {
+      if (tp::model::vertical_beta(alpha, t_in, n, depth) <
+          tp::model::vertical_beta(alpha, t_in, best, depth)) {
+        best = n;
+      }
+    }
+    EXPECT_EQ(tp::model::best_subtiles(alpha, t_in, depth, 500), best) << depth;
+  }
+  EXPECT_EQ(tp::model::best_subtiles(alpha, t_in, 1, 10), 10);  // capped by the tile height
+  EXPECT_EQ(tp::model::best_subtiles(alpha, Seconds{0}, 1, 64), 64);
+  EXPECT_EQ(tp::model::best_subtiles(alpha, t_in, 0, 64), 1);
+  EXPECT_DOUBLE_EQ(tp::model::vertical_beta(alpha, t_in, 1, 0).count(), alpha.count());
+}
+
+TEST(CostModelVertical, vertical_grouping_computes_beta_per_step) {
+  const Machine m = sci(49.2, 50.8);
+  const Plan p =
+      make_plan({16, 16, 65536}, 1024, 8, 2, ScheduleKind::overlap, GroupingKind::vertical);
+  auto pr = predict(p, m, {});
+  ASSERT_TRUE(pr) << pr.error().message;
+  const Seconds alpha{16 * 1024 * 39.6 * ns};
+  const auto n = tp::model::best_subtiles(alpha, Seconds{11 * us}, 1, 1024);
+  EXPECT_EQ(pr->step.subtiles, n);
+  EXPECT_NEAR(pr->step.t_comp.count(),
+              tp::model::vertical_beta(alpha, Seconds{11 * us}, n, 1).count(), 1e-15);
+  EXPECT_NEAR(pr->step.step.count(), 100 * us + pr->step.t_comp.count(), 1e-15);
+  // A given N is used as given.
+  auto given = predict(p, m, ModelOptions{"", false, 4});
+  ASSERT_TRUE(given);
+  EXPECT_EQ(given->step.subtiles, 4);
+  EXPECT_NEAR(given->step.t_comp.count(), alpha.count() * 5 / 4 + 4 * 11 * us, 1e-15);
+  EXPECT_FALSE(predict(p, m, ModelOptions{"", false, 1025}));
+  EXPECT_FALSE(predict(make_plan({16, 16, 65536}, 1024, 8, 2), m, ModelOptions{"", false, 4}));
+}
+
+TEST(CostModelCommThread, one_cpu_is_the_overlap_formula_and_more_cpus_share_the_overhead) {
+  const Machine m = sci(49.2, 50.8);
+  const Plan one = make_plan({12, 12, 524288}, 1024, 9, 1);
+  EXPECT_NEAR(predicted_s(one, m, ModelOptions{"", true, 0}), predicted_s(one, m), 1e-12);
+
+  const Plan two = make_plan({16, 16, 65536}, 1024, 8, 2);
+  auto pr = predict(two, m, ModelOptions{"", true, 0});
+  ASSERT_TRUE(pr);
+  const double alpha = 16 * 1024 * 39.6 * ns;
+  // (m alpha + t_start + t_sync) / m: the overhead spread over both threads.
+  EXPECT_NEAR(pr->step.step.count(), (2 * alpha + 100 * us) / 2, 1e-15);
+  EXPECT_NEAR(pr->step.comm_thread_comp.count(), (2 * alpha + 100 * us) / 2 - 100 * us, 1e-15);
+  EXPECT_LT(pr->total.count(), predicted_s(two, m));
+
+  auto bad = predict(make_plan({16, 16, 65536}, 1024, 8, 2, ScheduleKind::blocking), m,
+                     ModelOptions{"", true, 0});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message,
+            "the communication thread (seed 002 5.4) is modelled for the overlap schedule with "
+            "hyperplane grouping only, not blocking + hyperplane");
+}
+
+TEST(CostModelCommThread, a_slow_link_bounds_the_step) {
+  Machine m = sci(10, 10);
+  m.link.bandwidth_bytes_per_s = 1e6;  // 48 KiB per step: 49 ms of transfer
+  const Plan two = make_plan({16, 16, 65536}, 1024, 8, 2);
+  auto pr = predict(two, m, ModelOptions{"", true, 0});
+  ASSERT_TRUE(pr);
+  const double t_comm = 12 * 1024 * 4 / 1e6;
+  EXPECT_NEAR(pr->step.step.count(), 20 * us + t_comm, 1e-12);
+  EXPECT_FALSE(pr->step.compute_bound);
+}
+
+TEST(CostModelComm, send_modes_and_latency) {
+  Machine m = sci(5, 7);
+  m.link.latency = Seconds{3 * us};
+  m.link.bandwidth_bytes_per_s = 1e9;
+  const Plan p = make_plan({16, 16, 65536}, 1024, 8, 2, ScheduleKind::blocking);
+  const double alpha = 16 * 1024 * 39.6 * ns;
+  const double b1 = 4 * 1024 * 4, b2 = 2 * 4 * 1024 * 4;
+  m.send_mode = SendMode::queued;
+  EXPECT_NEAR(predict(p, m, {})->step.step.count(),
+              alpha + 5 * us + 3 * us + (b1 + b2) / 1e9 + 7 * us, 1e-15);
+  m.send_mode = SendMode::serial;
+  EXPECT_NEAR(predict(p, m, {})->step.step.count(),
+              alpha + 2 * 5 * us + 2 * 3 * us + (b1 + b2) / 1e9 + 7 * us, 1e-15);
+  m.send_mode = SendMode::parallel;
+  EXPECT_NEAR(predict(p, m, {})->step.step.count(), alpha + 2 * 5 * us + 3 * us + b2 / 1e9 + 7 * us,
+              1e-15);
+}
+
+TEST(CostModelComm, one_node_pays_no_communication) {
+  const Plan p = make_plan({16, 16, 4096}, 256, 1, 1, ScheduleKind::blocking);
+  auto pr = predict(p, sci(49.2, 75.2), {});
+  ASSERT_TRUE(pr);
+  EXPECT_EQ(pr->step.messages, 0);
+  EXPECT_EQ(pr->step.t_start.count(), 0);
+  EXPECT_EQ(pr->step.t_sync.count(), 0);
+  EXPECT_NEAR(pr->total.count(), static_cast<double>(p.steps()) * 16 * 16 * 256 * 39.6 * ns, 1e-12);
+}
+
+TEST(CostModelComm, deeper_dependences_send_thicker_faces) {
+  PlanRequest r;
+  r.size = {12, 12, 4096};
+  r.deps = *DependenceMatrix::parse("2,0,0;0,1,0;0,0,1");
+  r.tile_height = 64;
+  r.nodes = 9;
+  auto p = Plan::make(r);
+  ASSERT_TRUE(p) << p.error().message;
+  auto faces = tp::model::face_bytes_per_neighbour(*p, 8);
+  ASSERT_TRUE(faces);
+  // Tiles 4 x 4 x 64; dimension 1 sends two layers of 4 x 64, dimension 2 one.
+  EXPECT_EQ(*faces, (std::vector<std::int64_t>{2 * 4 * 64 * 8, 4 * 64 * 8}));
+}
+
+TEST(CostModelComm, kernels_use_their_own_compute_cost) {
+  Machine m = sci(49.2, 75.2);
+  tp::model::ComputeCost wave;
+  wave.t_comp1 = Seconds{10 * ns};
+  wave.element_bytes = 8;
+  m.kernels.emplace("wave3d", wave);
+  const Plan p = make_plan({12, 12, 524288}, 1024, 9, 1);
+  auto pr = predict(p, m, ModelOptions{"wave3d", false, 0});
+  ASSERT_TRUE(pr);
+  EXPECT_NEAR(pr->step.alpha.count(), 16384 * 10 * ns, 1e-15);
+  EXPECT_EQ(pr->step.face_bytes, 2 * 4 * 1024 * 8);
+}
+
+TEST(CostModelComm, general_tiling_matrices_are_refused) {
+  PlanRequest r;
+  r.size = {4, 16};
+  r.deps = DependenceMatrix::unit(2);
+  r.map_dim = 2;
+  r.tile_kind = tp::plan::TileSpecKind::matrix;
+  r.h = *tp::plan::parse_rational_matrix("1/4,0;1/8,1/8", "H");
+  auto p = Plan::make(r);
+  ASSERT_TRUE(p) << p.error().message;
+  auto pr = predict(*p, sci(1, 1), {});
+  ASSERT_FALSE(pr);
+  EXPECT_EQ(pr.error().message,
+            "the cost model needs rectangular tiles (--tile); a general tiling matrix is not "
+            "modelled");
+}
+
+}  // namespace
