@@ -1,5 +1,9 @@
 // `tilepipe align`: Smith-Waterman local alignment (affine gaps) of two FASTA sequences.
+#include <tilepipe/comm/launch.hpp>
+#include <tilepipe/comm/world.hpp>
+#include <tilepipe/exec/gather.hpp>
 #include <tilepipe/exec/local_runner.hpp>
+#include <tilepipe/exec/pipeline_frontier.hpp>
 #include <tilepipe/kernels/fasta.hpp>
 #include <tilepipe/kernels/score_matrix.hpp>
 #include <tilepipe/kernels/sw.hpp>
@@ -23,7 +27,12 @@ struct AlignOptions {
   int gap_open = 10;
   int gap_extend = 1;
   int cpus = 1;
-  std::string tile = "2048x8192";
+  std::string tile;
+  int nodes = 1;
+  std::string schedule = "overlap";
+  std::string sync = "hybrid";
+  std::string transport = "auto";
+  double peer_timeout_s = 10;
   bool json = false;
 };
 
@@ -47,21 +56,34 @@ Expected<std::vector<std::uint8_t>> read_one(const std::string& path,
   return matrix.encode(r.residues, fmt::format("{} sequence '{}'", path, r.name));
 }
 
-Expected<AlignOutput> align(const AlignOptions& o) {
+struct Inputs {
+  kernels::ScoreMatrix matrix;
+  std::vector<std::uint8_t> query;
+  std::vector<std::uint8_t> target;
+};
+
+Expected<Inputs> load_inputs(const AlignOptions& o) {
   auto matrix = kernels::ScoreMatrix::by_name_or_file(o.matrix);
   if (!matrix) return Unexpected{matrix.error()};
   auto query = read_one(o.query_path, *matrix);
   if (!query) return Unexpected{query.error()};
   auto target = read_one(o.target_path, *matrix);
   if (!target) return Unexpected{target.error()};
-  auto tile = parse_extents(o.tile, "--tile");
+  return Inputs{std::move(*matrix), std::move(*query), std::move(*target)};
+}
+
+Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
+  const auto& matrix = in.matrix;
+  const auto* query = &in.query;
+  const auto* target = &in.target;
+  auto tile = parse_extents(o.tile.empty() ? std::string("2048x8192") : o.tile, "--tile");
   if (!tile) return Unexpected{tile.error()};
   if (tile->size() != 2) {
     return fail(Errc::invalid_argument,
                 fmt::format("--tile: '{}' has {} dimensions, expected 2 (QUERYxTARGET)", o.tile,
                             tile->size()));
   }
-  auto kernel = kernels::SwKernel::make(*matrix, *query, *target, {o.gap_open, o.gap_extend});
+  auto kernel = kernels::SwKernel::make(matrix, *query, *target, {o.gap_open, o.gap_extend});
   if (!kernel) return Unexpected{kernel.error()};
   auto tiling = exec::RectTiling<2>::make(kernel->space(), {(*tile)[0], (*tile)[1]});
   if (!tiling) return Unexpected{tiling.error()};
@@ -71,6 +93,98 @@ Expected<AlignOutput> align(const AlignOptions& o) {
   if (!best) return Unexpected{best.error()};
   return AlignOutput{*best, static_cast<std::int64_t>(query->size()),
                      static_cast<std::int64_t>(target->size()), elapsed.count()};
+}
+
+void print_result(const AlignOptions& o, const AlignOutput& out) {
+  const double cells =
+      static_cast<double>(out.query_length) * static_cast<double>(out.target_length);
+  const double gcups = out.seconds > 0 ? cells / out.seconds / 1e9 : 0.0;
+  if (o.json) {
+    const nlohmann::ordered_json j = {{"score", out.best.score},
+                                      {"end_query", out.best.end_query},
+                                      {"end_target", out.best.end_target},
+                                      {"query_length", out.query_length},
+                                      {"target_length", out.target_length},
+                                      {"nodes", o.nodes},
+                                      {"cpus", o.cpus},
+                                      {"seconds", out.seconds},
+                                      {"gcups", gcups}};
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("score: {}\nend_query: {}\nend_target: {}\n", out.best.score, out.best.end_query,
+               out.best.end_target);
+    fmt::print("cells: {} x {}\nseconds: {:.6f}\ngcups: {:.3f}\n", out.query_length,
+               out.target_length, out.seconds, gcups);
+  }
+}
+
+// Ranks x threads through the frontier pipeline: one row of tiles per CPU along the query, tiles
+// `--tile` high along the target (or QxT with exactly nodes x cpus rows).
+int align_on_ranks(const AlignOptions& o, const Inputs& in) {
+  auto kernel = kernels::SwKernel::make(in.matrix, in.query, in.target, {o.gap_open, o.gap_extend});
+  if (!kernel) return report_error(kernel.error());
+  plan::PlanRequest req;
+  req.size = {static_cast<std::int64_t>(in.query.size()),
+              static_cast<std::int64_t>(in.target.size())};
+  req.deps = *plan::DependenceMatrix::parse("1,0;0,1;1,1");
+  req.map_dim = 2;
+  req.nodes = o.nodes;
+  req.cpus = o.cpus;
+  const std::string tile = o.tile.empty() ? std::string("8192") : o.tile;
+  if (tile.find('x') == std::string::npos) {
+    auto h = parse_int(tile, "--tile", 1);
+    if (!h) return report_error(h.error());
+    req.tile_height = *h;
+  } else {
+    auto w = parse_extents(tile, "--tile");
+    if (!w) return report_error(w.error());
+    req.tile_kind = plan::TileSpecKind::extents;
+    req.tile_extents = *w;
+  }
+  if (o.schedule == "blocking") {
+    req.schedule = plan::ScheduleKind::blocking;
+  } else if (o.schedule != "overlap") {
+    return report_error(
+        Error(Errc::invalid_argument,
+              "--schedule: unknown schedule '" + o.schedule + "' (choose blocking|overlap)"));
+  }
+  auto plan = plan::Plan::make(req);
+  if (!plan) return report_error(plan.error());
+  comm::Config config;
+  auto sync = comm::parse_sync_mode(o.sync, "--sync");
+  if (!sync) return report_error(sync.error());
+  config.sync = *sync;
+  auto transport = comm::parse_transport(o.transport, "--transport");
+  if (!transport) return report_error(transport.error());
+  config.transport = *transport;
+  config.peer_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(o.peer_timeout_s * 1000));
+  const auto body = [&](comm::World& world) -> int {
+    auto outcome = exec::run_rank(*kernel, *plan, world, exec::PipelineOptions{});
+    if (!outcome) {
+      fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), outcome.error().message);
+      return exit_failure;
+    }
+    auto total = exec::gather_outcomes<kernels::SwKernel>(world, *outcome);
+    if (!total) {
+      fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), total.error().message);
+      return exit_failure;
+    }
+    if (world.rank() != 0) return exit_ok;
+    print_result(
+        o, AlignOutput{(*total)->result, static_cast<std::int64_t>(in.query.size()),
+                       static_cast<std::int64_t>(in.target.size()), (*total)->summary.wall_s()});
+    return exit_ok;
+  };
+  if (comm::World::launched_by_mpi()) {
+    auto world = comm::World::from_mpi(config);
+    if (!world) return report_error(world.error());
+    return body(*world);
+  }
+  std::fflush(stdout);
+  auto launched = comm::launch_local(o.nodes, config, body);
+  if (!launched) return report_error(launched.error());
+  return launched->status() == 0 ? exit_ok : exit_failure;
 }
 
 int run_align(int argc, char** argv) {
@@ -87,31 +201,31 @@ int run_align(int argc, char** argv) {
   app.add_option("--gap-extend", o.gap_extend, "cost of each further gap position")
       ->check(CLI::Range(0, kernels::ScoreMatrix::max_entry))
       ->capture_default_str();
-  app.add_option("--cpus", o.cpus, "threads")->check(CLI::Range(1, 1024))->capture_default_str();
-  app.add_option("--tile", o.tile, "tile extents QUERYxTARGET")->capture_default_str();
+  app.add_option("--cpus", o.cpus, "threads per rank")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--tile", o.tile,
+                 "tile extents QUERYxTARGET (one process: default 2048x8192), or with --nodes "
+                 "the tile height along the target (default 8192)");
+  app.add_option("--nodes", o.nodes,
+                 "ranks: more than 1 runs the pipelined executor (docs/executor.md)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--schedule", o.schedule, "with --nodes: blocking|overlap")->capture_default_str();
+  app.add_option("--sync", o.sync, "with --nodes: poll|block|hybrid")->capture_default_str();
+  app.add_option("--transport", o.transport, "with --nodes: auto|shm|mpi")->capture_default_str();
+  app.add_option("--peer-timeout", o.peer_timeout_s,
+                 "with --nodes: seconds before a dead peer fails a wait")
+      ->check(CLI::Range(0.001, 3600.0));
   app.add_flag("--json", o.json, "print one JSON object");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 
-  auto out = align(o);
+  auto in = load_inputs(o);
+  if (!in) return report_error(in.error());
+  if (o.nodes > 1 || comm::World::launched_by_mpi()) return align_on_ranks(o, *in);
+  auto out = align(o, *in);
   if (!out) return report_error(out.error());
-  const double cells =
-      static_cast<double>(out->query_length) * static_cast<double>(out->target_length);
-  const double gcups = out->seconds > 0 ? cells / out->seconds / 1e9 : 0.0;
-  if (o.json) {
-    const nlohmann::ordered_json j = {{"score", out->best.score},
-                                      {"end_query", out->best.end_query},
-                                      {"end_target", out->best.end_target},
-                                      {"query_length", out->query_length},
-                                      {"target_length", out->target_length},
-                                      {"seconds", out->seconds},
-                                      {"gcups", gcups}};
-    fmt::print("{}\n", j.dump());
-  } else {
-    fmt::print("score: {}\nend_query: {}\nend_target: {}\n", out->best.score, out->best.end_query,
-               out->best.end_target);
-    fmt::print("cells: {} x {}\nseconds: {:.6f}\ngcups: {:.3f}\n", out->query_length,
-               out->target_length, out->seconds, gcups);
-  }
+  print_result(o, *out);
   return exit_ok;
 }
 

@@ -64,6 +64,26 @@ struct BadCase {
   std::string message;
 };
 
+TEST(AlignCli, ranks_and_schedules_agree_with_one_process) {
+  const std::vector<std::string> files = {data + "/fasta/protein_query.fa",
+                                          data + "/fasta/protein_target.fa"};
+  auto one = align({files[0], files[1], "--json"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const auto expected = nlohmann::json::parse(one.out);
+  for (const char* nodes : {"2", "3"}) {
+    for (const char* schedule : {"blocking", "overlap"}) {
+      auto r = align({files[0], files[1], "--json", "--nodes", nodes, "--cpus", "2", "--tile", "9",
+                      "--schedule", schedule, "--sync", "block"});
+      ASSERT_EQ(r.exit_code, 0) << nodes << " " << schedule << ": " << r.err;
+      const auto j = nlohmann::json::parse(r.out);
+      EXPECT_EQ(j["score"], expected["score"]);
+      EXPECT_EQ(j["end_query"], expected["end_query"]);
+      EXPECT_EQ(j["end_target"], expected["end_target"]);
+      EXPECT_EQ(j["nodes"].get<int>(), std::stoi(nodes));
+    }
+  }
+}
+
 TEST(AlignCli, bad_input_exits_2_with_one_line) {
   const std::vector<BadCase> cases = {
       {{"/nonexistent.fa", fa + "/dna_query.fa"},
