@@ -611,22 +611,24 @@ Expected<RecvInfo> Engine::wait(Request& request) {
     TP_TRY(check_request(request));
   }
   const std::uint32_t index = request.index_;
+  // The result is taken inside done(), under the lock that saw the completion: one lock round
+  // less on the latency path.
+  std::optional<Expected<RecvInfo>> result;
   Status s = wait_until([&]() -> std::optional<Status> {
     ReqState& r = *reqs_[index];
-    if (r.done) return Status{};
-    Status f = request_failure(r);
-    if (!f) {
+    if (!r.done) {
+      Status f = request_failure(r);
+      if (f) return std::nullopt;
       cancel_locked(index);
       complete_error(r, f.error());
-      return Status{};
     }
-    return std::nullopt;
+    result.emplace(take_result(request));
+    return Status{};
   });
+  if (result) return std::move(*result);
   std::lock_guard lock(mu_);
-  if (!s) {
-    cancel_locked(index);
-    if (!reqs_[index]->done) complete_error(*reqs_[index], s.error());
-  }
+  cancel_locked(index);
+  if (!reqs_[index]->done) complete_error(*reqs_[index], s.error());
   return take_result(request);
 }
 
