@@ -35,8 +35,9 @@ cmds[limit_onecopy]="$limits onecopy --sizes 1024:$hi --iters 400"
 cmds[tilepipe_shm_poll]="$tp pingpong --ranks 2 --sync poll --sizes $sizes --iters $iters --json"
 cmds[tilepipe_shm_hybrid]="$tp pingpong --ranks 2 --sync hybrid --sizes $sizes --iters $iters --json"
 cmds[tilepipe_shm_block]="$tp pingpong --ranks 2 --sync block --sizes $sizes --iters 1000 --json"
-cmds[tilepipe_shm_poll_cma]="$tp pingpong --ranks 2 --sync poll --rendezvous cma --sizes 16KiB:$hi --iters $iters --json"
-cmds[tilepipe_shm_poll_copy]="$tp pingpong --ranks 2 --sync poll --rendezvous copy --sizes 16KiB:$hi --iters $iters --json"
+cmds[tilepipe_shm_poll_cma]="$tp pingpong --ranks 2 --sync poll --rendezvous cma --sizes 32KiB:$hi --iters $iters --json"
+cmds[tilepipe_shm_poll_copy]="$tp pingpong --ranks 2 --sync poll --rendezvous copy --sizes 32KiB:$hi --iters $iters --json"
+cmds[tilepipe_shm_poll_eager64k]="$tp pingpong --ranks 2 --sync poll --eager-max 64KiB --sizes 1KiB:64KiB --iters $iters --json"
 cmds[tilepipe_mpi_openmpi]="${ompi[*]} ${ob1[*]} $tp pingpong --transport mpi --sync poll --sizes $sizes --iters $iters --json"
 cmds[openmpi_vader_cma]="${ompi[*]} ${ob1[*]} --mca btl_vader_single_copy_mechanism cma $out/mpi_pingpong.openmpi 0 $hi $iters"
 cmds[openmpi_vader_nocma]="${ompi[*]} ${ob1[*]} --mca btl_vader_single_copy_mechanism none $out/mpi_pingpong.openmpi 0 $hi $iters"
@@ -45,7 +46,7 @@ cmds[mpich_posix_shm]="${mpich[*]} $out/mpi_pingpong.mpich 0 $hi $iters"
 cmds[mpich_ucx_cma]="env MPIR_CVAR_NOLOCAL=1 UCX_TLS=self,sysv,posix,cma ${mpich[*]} $out/mpi_pingpong.mpich 0 $hi $iters"
 
 order=(limit_cacheline limit_onecopy tilepipe_shm_poll tilepipe_shm_hybrid tilepipe_shm_block
-       tilepipe_shm_poll_cma tilepipe_shm_poll_copy tilepipe_mpi_openmpi openmpi_vader_cma
+       tilepipe_shm_poll_cma tilepipe_shm_poll_copy tilepipe_shm_poll_eager64k tilepipe_mpi_openmpi openmpi_vader_cma
        openmpi_vader_nocma openmpi_tcp_loopback mpich_posix_shm mpich_ucx_cma)
 for name in "${order[@]}"; do echo "$name: ${cmds[$name]}" >>"$out/commands.txt"; done
 for ((r = 1; r <= rounds; ++r)); do

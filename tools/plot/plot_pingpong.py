@@ -18,6 +18,7 @@ LABELS = {
     "tilepipe_shm_block": "tilepipe shm, block (futex)",
     "tilepipe_shm_poll_cma": "tilepipe shm, poll, rendezvous cma",
     "tilepipe_shm_poll_copy": "tilepipe shm, poll, rendezvous copy",
+    "tilepipe_shm_poll_eager64k": "tilepipe shm, poll, eager up to 64 KiB",
     "tilepipe_mpi_openmpi": "tilepipe over MPI (Open MPI ob1/vader)",
     "openmpi_vader_cma": "raw Open MPI, vader shm + CMA",
     "openmpi_vader_nocma": "raw Open MPI, vader shm, no single copy",
@@ -102,8 +103,28 @@ def markdown(rows, limits, context):
         out.append(f"| {LABELS[config]} | {fmt_lat(latency(rows, config, 8))} | "
                    + " | ".join(fmt_bw(bandwidth(rows, config, b)) for b in big) + " |")
     out.append("")
+    out += thresholds(rows)
     out += targets(rows, limits, cl)
     return "\n".join(out) + "\n"
+
+
+def thresholds(rows):
+    """Eager versus rendezvous (cma, copy) around the eager threshold: one-way us per size."""
+    configs = [("tilepipe_shm_poll_eager64k", "eager"), ("tilepipe_shm_poll_cma", "rendezvous cma"),
+               ("tilepipe_shm_poll_copy", "rendezvous copy"), ("tilepipe_shm_poll", "default")]
+    configs = [(c, n) for c, n in configs if c in rows]
+    if not configs:
+        return []
+    sizes = [1 << k for k in range(12, 23)]
+    lines = ["| bytes | " + " | ".join(n + " us" for _, n in configs) + " |",
+             "|---:|" + "---:|" * len(configs)]
+    for b in sizes:
+        cells = [latency(rows, c, b) for c, _ in configs]
+        if all(v is None for v in cells):
+            continue
+        lines.append(f"| {b} | " + " | ".join("-" if v is None else f"{v[0]:.2f}" for v in cells)
+                     + " |")
+    return lines + [""]
 
 
 def targets(rows, limits, cacheline_ns):

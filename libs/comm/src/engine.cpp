@@ -56,7 +56,8 @@ Engine::~Engine() {
   (void)wait_until([&]() -> std::optional<Status> {
     bool pending = false;
     for (std::size_t i = 0; i < peers_.size(); ++i) {
-      if (static_cast<int>(i) != my_local_ && !peers_[i].departed && !peers_[i].out.empty()) {
+      if (static_cast<int>(i) != my_local_ && !peers_[i].departed &&
+          (!peers_[i].out.empty() || !peers_[i].ctrl.empty())) {
         pending = true;
       }
     }
@@ -110,8 +111,11 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, int rank,
       std::byte* c = base + e->geo_.channel_offset(src, dst);
       ChannelView v;
       v.credits = reinterpret_cast<ChannelCredits*>(c);
-      v.cells = reinterpret_cast<Cell*>(c + sizeof(ChannelCredits));
-      v.slots = c + sizeof(ChannelCredits) + std::size_t{e->geo_.cells} * sizeof(Cell);
+      c += sizeof(ChannelCredits);
+      v.records = reinterpret_cast<RendezvousRecord*>(c);
+      c += rendezvous_records * sizeof(RendezvousRecord);
+      v.cells = reinterpret_cast<Cell*>(c);
+      v.slots = c + std::size_t{e->geo_.cells} * sizeof(Cell);
       return v;
     };
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -421,6 +425,29 @@ void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody
     queue_control(peer, OutItem{OutItem::fin, 0, rts.send_id, 0});
     return;
   }
+  if (cma_ok_ && cfg_.cma_chunk_bytes != 0 && rts.total_bytes >= 2 * cfg_.cma_chunk_bytes) {
+    // Cooperative cma: open the sender's record and copy chunks; the sender helps while it
+    // is inside the library (advance_coop_sends), otherwise we copy everything ourselves.
+    RendezvousRecord& rec = peer.rx.records[rts.record];
+    rec.chunk_bytes = cfg_.cma_chunk_bytes;
+    rec.chunks = static_cast<std::uint32_t>((rts.total_bytes + cfg_.cma_chunk_bytes - 1) /
+                                            cfg_.cma_chunk_bytes);
+    rec.recv_addr = reinterpret_cast<std::uint64_t>(r.rbuf);
+    rec.recv_pid = static_cast<std::int32_t>(::getpid());
+    rec.total_bytes = rts.total_bytes;
+    rec.next_chunk.store(0, std::memory_order_relaxed);
+    rec.chunks_done.store(0, std::memory_order_relaxed);
+    rec.failed.store(0, std::memory_order_relaxed);
+    rec.state.store(record_open, std::memory_order_release);
+    r.coop = &rec;
+    r.coop_send_id = rts.send_id;
+    r.coop_address = rts.address;
+    r.coop_pid = rts.pid;
+    r.local_peer = static_cast<int>(&peer - peers_.data());
+    coop_recvs_.push_back(r.index);
+    advance_coop_recv(r);
+    return;
+  }
   if (cma_ok_) {
     const int err = read_peer_memory(rts.pid, rts.address, r.rbuf, rts.total_bytes);
     if (err == 0) {
@@ -449,7 +476,11 @@ void Engine::progress() {
     if (static_cast<int>(i) == my_local_) continue;
     ShmPeer& p = peers_[i];
     drain_channel(p);
-    if (!p.out.empty()) flush_out(p);
+    if (!p.out.empty() || !p.ctrl.empty()) flush_out(p);
+  }
+  if (!coop_sends_.empty()) advance_coop_sends();
+  for (std::size_t k = coop_recvs_.size(); k-- > 0;) {
+    if (k < coop_recvs_.size()) advance_coop_recv(*reqs_[coop_recvs_[k]]);
   }
   if (net_ == nullptr) return;
   NetIncoming in;
@@ -611,22 +642,24 @@ Expected<RecvInfo> Engine::wait(Request& request) {
     TP_TRY(check_request(request));
   }
   const std::uint32_t index = request.index_;
+  // The result is taken inside done(), under the lock that saw the completion: one lock round
+  // less on the latency path.
+  std::optional<Expected<RecvInfo>> result;
   Status s = wait_until([&]() -> std::optional<Status> {
     ReqState& r = *reqs_[index];
-    if (r.done) return Status{};
-    Status f = request_failure(r);
-    if (!f) {
+    if (!r.done) {
+      Status f = request_failure(r);
+      if (f) return std::nullopt;
       cancel_locked(index);
       complete_error(r, f.error());
-      return Status{};
     }
-    return std::nullopt;
+    result.emplace(take_result(request));
+    return Status{};
   });
+  if (result) return std::move(*result);
   std::lock_guard lock(mu_);
-  if (!s) {
-    cancel_locked(index);
-    if (!reqs_[index]->done) complete_error(*reqs_[index], s.error());
-  }
+  cancel_locked(index);
+  if (!reqs_[index]->done) complete_error(*reqs_[index], s.error());
   return take_result(request);
 }
 
@@ -649,12 +682,30 @@ Expected<std::uint64_t> Engine::wait_notifications(std::uint32_t region, std::ui
 }
 
 void Engine::cancel_locked(std::uint32_t index) {
+  ReqState& r = *reqs_[index];
+  // A cooperative receive must not return while its sender may still write into the buffer:
+  // copy the remaining chunks ourselves and wait out a chunk the sender is copying (bounded by
+  // one chunk, or by the sender's death).
+  while (r.coop != nullptr) {
+    advance_coop_recv(r);
+    if (r.coop != nullptr) {
+      const ShmPeer& p = peers_[static_cast<std::size_t>(r.local_peer)];
+      if (process_exited(p.pidfd.get(), p.pid)) {
+        r.coop->state.store(record_idle, std::memory_order_relaxed);
+        coop_recvs_.erase(std::remove(coop_recvs_.begin(), coop_recvs_.end(), index),
+                          coop_recvs_.end());
+        r.coop = nullptr;
+      }
+    }
+  }
   posted_.erase(std::remove(posted_.begin(), posted_.end(), index), posted_.end());
   for (auto& p : peers_) {
-    for (auto it = p.out.begin(); it != p.out.end();) {
-      const bool mine =
-          (it->kind == OutItem::message || it->kind == OutItem::fragments) && it->req == index;
-      it = mine ? p.out.erase(it) : it + 1;
+    for (auto* q : {&p.out, &p.ctrl}) {
+      for (auto it = q->begin(); it != q->end();) {
+        const bool mine =
+            (it->kind == OutItem::message || it->kind == OutItem::fragments) && it->req == index;
+        it = mine ? q->erase(it) : it + 1;
+      }
     }
   }
 }

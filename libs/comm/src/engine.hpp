@@ -39,8 +39,15 @@ struct ReqState {
   std::size_t rcap = 0;
   std::size_t rgot = 0;  ///< copy-mode rendezvous: bytes received so far
   RecvInfo info;
-  std::uint32_t index = 0;  ///< own position in the pool
-  int net_handle = -1;      ///< MPI request handle while the transfer runs in the backend
+  std::uint32_t index = 0;           ///< own position in the pool
+  int record = -1;                   ///< send: RendezvousRecord index while an RTS is outstanding
+  int local_peer = -1;               ///< send with a record / cooperative receive: the shm peer
+  RendezvousRecord* coop = nullptr;  ///< cooperative cma receive: the open record
+  std::uint64_t coop_send_id = 0;
+  std::uint64_t coop_address = 0;
+  int coop_pid = 0;
+  int coop_error = 0;
+  int net_handle = -1;  ///< MPI request handle while the transfer runs in the backend
 };
 
 /// Work queued for one shm peer because the channel had no credits (kept in order).
@@ -77,7 +84,10 @@ struct ShmPeer {
   std::uint64_t rx_slot_next = 0;
   std::uint64_t rx_cells_published = 0;
   std::uint64_t rx_slots_published = 0;
-  std::deque<OutItem> out;
+  std::deque<OutItem> out;   ///< messages waiting for credits or a rendezvous record, in order
+  std::deque<OutItem> ctrl;  ///< CTS, FIN, fragments: never stuck behind a waiting message
+  std::uint64_t tx_rts_count = 0;  ///< RTS sent on this channel (picks the record)
+  std::uint32_t tx_record_req[rendezvous_records] = {};  ///< request index + 1 using each record
   int pid = 0;
   Fd pidfd;
   bool departed = false;
@@ -152,6 +162,9 @@ class Engine {
   void deliver_rts(ShmPeer& peer, int tag, const RtsBody& rts);
   void deliver_net(const NetIncoming& in);
   void start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody& rts);
+  void advance_coop_recv(ReqState& r);
+  void advance_coop_sends();
+  void finish_rts_send(ReqState& r);
   void accept_net(ReqState& r, const NetIncoming& in);
   Error truncation_error(int source, int tag, std::size_t bytes, std::size_t capacity) const;
 
@@ -173,6 +186,7 @@ class Engine {
   bool try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index);
   void queue_control(ShmPeer& p, OutItem item);
   void flush_out(ShmPeer& p);
+  bool flush_queue(ShmPeer& p, std::deque<OutItem>& queue);
   void drain_channel(ShmPeer& p);
   void handle_cell(ShmPeer& p, const Cell& cell);
   std::byte* slot_ptr(const ChannelView& ch, std::uint64_t slot) const noexcept;
@@ -194,7 +208,9 @@ class Engine {
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<ReqState>> reqs_;
   std::vector<std::uint32_t> free_reqs_;
-  std::vector<std::uint32_t> posted_;  ///< posted receives, in posting order
+  std::vector<std::uint32_t> posted_;      ///< posted receives, in posting order
+  std::vector<std::uint32_t> coop_recvs_;  ///< cooperative cma receives still copying
+  std::vector<std::uint32_t> coop_sends_;  ///< sends whose RTS holds a rendezvous record
   std::list<UnexpectedMsg> unexpected_;
   std::vector<std::unique_ptr<RegionState>> regions_;
   bool failed_ = false;

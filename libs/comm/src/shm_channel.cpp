@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace tp::comm::detail {
@@ -64,36 +65,52 @@ bool Engine::try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index) {
     complete(r);
     return true;
   }
+  // The n-th RTS of a channel uses record n mod 8; wait (queued) while that record's earlier
+  // rendezvous is still running.
+  const auto rec = static_cast<std::uint32_t>(p.tx_rts_count % rendezvous_records);
+  if (p.tx_record_req[rec] != 0) return false;
+  p.tx_record_req[rec] = index + 1;
+  ++p.tx_rts_count;
+  r.record = static_cast<int>(rec);
+  r.local_peer = static_cast<int>(&p - peers_.data());
+  coop_sends_.push_back(index);
   RtsBody rts{};
   rts.send_id = id_of(index);
   rts.total_bytes = r.sbytes;
   rts.address = reinterpret_cast<std::uint64_t>(r.sbuf);
   rts.pid = static_cast<std::int32_t>(::getpid());
+  rts.record = rec;
   write_cell(p, cell_rts, r.tag, 0, &rts, sizeof(rts));
   return true;  // completes on FIN (cma, refused) or after the last fragment (copy)
 }
 
 void Engine::queue_control(ShmPeer& p, OutItem item) {
-  p.out.push_back(item);
+  p.ctrl.push_back(item);
   flush_out(p);
 }
 
 void Engine::flush_out(ShmPeer& p) {
-  while (!p.out.empty()) {
-    OutItem& item = p.out.front();
+  // Control traffic first: a message waiting for a rendezvous record waits for a FIN that the
+  // peer may only send after our own FIN/CTS got through (head-of-line deadlock otherwise).
+  if (flush_queue(p, p.ctrl)) flush_queue(p, p.out);
+}
+
+bool Engine::flush_queue(ShmPeer& p, std::deque<OutItem>& queue) {
+  while (!queue.empty()) {
+    OutItem& item = queue.front();
     switch (item.kind) {
       case OutItem::message: {
-        if (!try_start_send(p, *reqs_[item.req], item.req)) return;
+        if (!try_start_send(p, *reqs_[item.req], item.req)) return false;
         break;
       }
       case OutItem::cts: {
-        if (!has_cell(p)) return;
+        if (!has_cell(p)) return false;
         const CtsBody body{item.a, item.b};
         write_cell(p, cell_cts, 0, 0, &body, sizeof(body));
         break;
       }
       case OutItem::fin: {
-        if (!has_cell(p)) return;
+        if (!has_cell(p)) return false;
         const FinBody body{item.a};
         write_cell(p, cell_fin, 0, 0, &body, sizeof(body));
         break;
@@ -101,7 +118,7 @@ void Engine::flush_out(ShmPeer& p) {
       case OutItem::fragments: {
         ReqState& r = *reqs_[item.req];
         while (r.soffset < r.sbytes) {
-          if (!has_cell(p) || !has_slot(p)) return;
+          if (!has_cell(p) || !has_slot(p)) return false;
           const std::size_t n = std::min(geo_.slot_bytes, r.sbytes - r.soffset);
           std::memcpy(slot_ptr(p.tx, p.tx_slot_next), r.sbuf + r.soffset, n);
           ++p.tx_slot_next;
@@ -109,12 +126,13 @@ void Engine::flush_out(ShmPeer& p) {
           write_cell(p, cell_frag, 0, static_cast<std::uint32_t>(n), &body, sizeof(body));
           r.soffset += n;
         }
-        complete(r);
+        finish_rts_send(r);
         break;
       }
     }
-    p.out.pop_front();
+    queue.pop_front();
   }
+  return true;
 }
 
 void Engine::drain_channel(ShmPeer& p) {
@@ -173,14 +191,14 @@ void Engine::handle_cell(ShmPeer& p, const Cell& c) {
       if (ReqState* r = find_request(body.send_id)) {
         r->recv_id = body.recv_id;
         r->soffset = 0;
-        p.out.push_back(OutItem{OutItem::fragments, r->index, 0, 0});
+        p.ctrl.push_back(OutItem{OutItem::fragments, r->index, 0, 0});
       }
       break;
     }
     case cell_fin: {
       FinBody body{};
       std::memcpy(&body, c.body, sizeof(body));
-      if (ReqState* r = find_request(body.send_id)) complete(*r);
+      if (ReqState* r = find_request(body.send_id)) finish_rts_send(*r);
       break;
     }
     case cell_frag: {
@@ -197,6 +215,69 @@ void Engine::handle_cell(ShmPeer& p, const Cell& c) {
     }
     default:
       TP_ASSERT(false && "corrupt cell kind in shared segment");
+  }
+}
+
+void Engine::finish_rts_send(ReqState& r) {
+  if (r.record >= 0) {
+    peers_[static_cast<std::size_t>(r.local_peer)].tx_record_req[r.record] = 0;
+    coop_sends_.erase(std::remove(coop_sends_.begin(), coop_sends_.end(), r.index),
+                      coop_sends_.end());
+    r.record = -1;
+  }
+  complete(r);
+}
+
+void Engine::advance_coop_recv(ReqState& r) {
+  RendezvousRecord& rec = *r.coop;
+  // Claim chunks until none is left (acq_rel RMW: each chunk goes to exactly one rank).
+  while (true) {
+    const std::uint32_t c = rec.next_chunk.fetch_add(1, std::memory_order_acq_rel);
+    if (c >= rec.chunks) break;
+    const std::uint64_t off = std::uint64_t{c} * rec.chunk_bytes;
+    const std::size_t n = std::min<std::uint64_t>(rec.chunk_bytes, rec.total_bytes - off);
+    const int err = read_peer_memory(r.coop_pid, r.coop_address + off, r.rbuf + off, n);
+    if (err != 0) {
+      r.coop_error = err;
+      rec.failed.fetch_add(1, std::memory_order_relaxed);
+    }
+    rec.chunks_done.fetch_add(1, std::memory_order_release);
+  }
+  // acquire: the sender's process_vm_writev chunks, counted with release, are in our buffer.
+  if (rec.chunks_done.load(std::memory_order_acquire) != rec.chunks) return;
+  const bool failed = rec.failed.load(std::memory_order_relaxed) != 0;
+  rec.state.store(record_idle, std::memory_order_relaxed);  // ordered before the FIN cell
+  coop_recvs_.erase(std::remove(coop_recvs_.begin(), coop_recvs_.end(), r.index),
+                    coop_recvs_.end());
+  r.coop = nullptr;
+  ShmPeer& peer = peers_[static_cast<std::size_t>(r.local_peer)];
+  if (failed) {
+    complete_error(r, Error(Errc::peer_lost,
+                            "[rank " + std::to_string(rank_) + "] rendezvous from rank " +
+                                std::to_string(peer.world_rank) + ": cross-memory attach failed (" +
+                                errno_text("process_vm_readv/writev", r.coop_error) + ")"));
+  } else {
+    complete(r);
+  }
+  queue_control(peer, OutItem{OutItem::fin, 0, r.coop_send_id, 0});
+}
+
+void Engine::advance_coop_sends() {
+  for (std::size_t k = 0; k < coop_sends_.size(); ++k) {
+    ReqState& r = *reqs_[coop_sends_[k]];
+    RendezvousRecord& rec = peers_[static_cast<std::size_t>(r.local_peer)].tx.records[r.record];
+    // acquire: the receiver's destination fields were written before it opened the record.
+    if (rec.state.load(std::memory_order_acquire) != record_open) continue;
+    while (rec.next_chunk.load(std::memory_order_relaxed) < rec.chunks) {
+      const std::uint32_t c = rec.next_chunk.fetch_add(1, std::memory_order_acq_rel);
+      if (c >= rec.chunks) break;
+      const std::uint64_t off = std::uint64_t{c} * rec.chunk_bytes;
+      const std::size_t n = std::min<std::uint64_t>(rec.chunk_bytes, rec.total_bytes - off);
+      if (write_peer_memory(rec.recv_pid, rec.recv_addr + off, r.sbuf + off, n) != 0) {
+        rec.failed.fetch_add(1, std::memory_order_relaxed);
+      }
+      rec.chunks_done.fetch_add(1, std::memory_order_release);
+    }
   }
 }
 

@@ -106,7 +106,7 @@ struct RtsBody {
   std::uint64_t total_bytes;
   std::uint64_t address;
   std::int32_t pid;
-  std::int32_t pad;
+  std::uint32_t record;  ///< RendezvousRecord index in this channel
 };
 /// Clear to send (copy mode): which receive request the fragments are for.
 struct CtsBody {
@@ -132,13 +132,54 @@ static_assert(sizeof(RtsBody) <= cell_payload_bytes && sizeof(CtsBody) <= cell_p
 /// |      0 | cells_consumed | cells the receiver has finished reading      | receiver |
 /// |      8 | slots_freed    | slots the receiver has finished reading      | receiver |
 /// |  16-63 | (pad)          |                                             |          |
-/// --- cache line boundary (64) ---, then Cell[cells], then slots[slots][slot_bytes]
+/// --- cache line boundary (64) ---, then RendezvousRecord[8], Cell[cells],
+/// slots[slots][slot_bytes]
 struct alignas(cache_line) ChannelCredits {
   std::atomic<std::uint64_t> cells_consumed;
   std::atomic<std::uint64_t> slots_freed;
   char pad[cache_line - 2 * sizeof(std::uint64_t)];
 };
 static_assert(sizeof(ChannelCredits) == cache_line);
+
+/// Rendezvous records per channel (cooperative cma: both ranks copy chunks of one message).
+inline constexpr std::uint32_t rendezvous_records = 8;
+
+/// Record states (RendezvousRecord::state).
+enum RecordState : std::uint32_t { record_idle = 0, record_open = 1 };
+
+/// Shared state of one cooperative cma rendezvous. The sender picks record (n mod 8) for its
+/// n-th RTS on the channel and reuses it only after that send's FIN. The receiver fills the
+/// destination, then opens the record (release); from then on both ranks claim chunks with
+/// next_chunk.fetch_add and copy them with process_vm_readv (receiver) or process_vm_writev
+/// (sender, only while it is inside the library), counting chunks_done (release). The receiver
+/// completes when chunks_done == chunks (acquire), closes the record and sends FIN. A sender
+/// busy elsewhere leaves every chunk to the receiver, so nobody ever waits for the other.
+///
+/// | offset | field       | meaning                                          | writer        |
+/// |-------:|-------------|--------------------------------------------------|---------------|
+/// |      0 | state       | RecordState                                      | receiver      |
+/// |      4 | next_chunk  | next chunk to claim                              | both (RMW)    |
+/// |      8 | chunks_done | chunks copied (or failed)                        | both (RMW)    |
+/// |     12 | failed      | chunks whose copy failed                         | both (RMW)    |
+/// |     16 | chunks      | number of chunks                                 | receiver      |
+/// |     20 | recv_pid    | receiver's pid (for process_vm_writev)           | receiver      |
+/// |     24 | chunk_bytes | bytes per chunk (the last one may be shorter)    | receiver      |
+/// |     32 | recv_addr   | receiver's buffer                                | receiver      |
+/// |     40 | total_bytes | message bytes                                    | receiver      |
+/// |  48-63 | (pad)       |                                                  |               |
+/// --- cache line boundary (64) ---
+struct alignas(cache_line) RendezvousRecord {
+  std::atomic<std::uint32_t> state;
+  std::atomic<std::uint32_t> next_chunk;
+  std::atomic<std::uint32_t> chunks_done;
+  std::atomic<std::uint32_t> failed;
+  std::uint32_t chunks;
+  std::int32_t recv_pid;
+  std::uint64_t chunk_bytes;
+  std::uint64_t recv_addr;
+  std::uint64_t total_bytes;
+};
+static_assert(sizeof(RendezvousRecord) == cache_line);
 
 /// Byte offsets of the parts of a segment for a given geometry.
 struct SegmentGeometry {
@@ -148,8 +189,8 @@ struct SegmentGeometry {
   std::size_t slot_bytes = 0;
 
   [[nodiscard]] std::size_t channel_bytes() const noexcept {
-    return sizeof(ChannelCredits) + std::size_t{cells} * sizeof(Cell) +
-           std::size_t{slots} * slot_bytes;
+    return sizeof(ChannelCredits) + rendezvous_records * sizeof(RendezvousRecord) +
+           std::size_t{cells} * sizeof(Cell) + std::size_t{slots} * slot_bytes;
   }
   [[nodiscard]] std::size_t rank_blocks_offset() const noexcept { return sizeof(SegmentHeader); }
   [[nodiscard]] std::size_t channels_offset() const noexcept {
@@ -167,6 +208,7 @@ struct SegmentGeometry {
 /// Views of one channel inside a mapped segment.
 struct ChannelView {
   ChannelCredits* credits = nullptr;
+  RendezvousRecord* records = nullptr;
   Cell* cells = nullptr;
   std::byte* slots = nullptr;
 };

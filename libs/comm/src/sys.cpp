@@ -126,4 +126,21 @@ int read_peer_memory(int pid, std::uint64_t remote, std::byte* local, std::size_
   return 0;
 }
 
+int write_peer_memory(int pid, std::uint64_t remote, const std::byte* local,
+                      std::size_t bytes) noexcept {
+  std::size_t done = 0;
+  while (done < bytes) {
+    iovec l{const_cast<std::byte*>(local) + done, bytes - done};
+    iovec r{reinterpret_cast<void*>(remote + done), bytes - done};
+    const ssize_t n = ::process_vm_writev(pid, &l, 1, &r, 1, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EFAULT;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
 }  // namespace tp::comm::detail

@@ -68,6 +68,10 @@ bool process_exited(int pidfd, int pid) noexcept;
 /// process_vm_readv of `bytes` from (pid, remote) into local; returns errno (0 on success).
 int read_peer_memory(int pid, std::uint64_t remote, std::byte* local, std::size_t bytes) noexcept;
 
+/// process_vm_writev of `bytes` from local into (pid, remote); returns errno (0 on success).
+int write_peer_memory(int pid, std::uint64_t remote, const std::byte* local,
+                      std::size_t bytes) noexcept;
+
 /// "<call>: <strerror(err)>".
 std::string errno_text(std::string_view call, int err);
 

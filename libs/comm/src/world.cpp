@@ -45,6 +45,9 @@ Status Config::validate() const {
     return bad("cells_per_channel " + std::to_string(cells_per_channel),
                "must be a power of two in 4..65536");
   }
+  if (cma_chunk_bytes != 0 && cma_chunk_bytes < 4096) {
+    return bad("cma_chunk_bytes " + std::to_string(cma_chunk_bytes), "must be 0 or >= 4096");
+  }
   if (spin_ns.count() < 0) return bad("spin_ns", "must be >= 0");
   if (peer_timeout.count() < 1) {
     return bad("peer_timeout " + std::to_string(peer_timeout.count()) + " ms", "must be >= 1 ms");

@@ -52,6 +52,10 @@ struct Config {
   std::uint32_t credit_batch = 4;
   /// 64-byte cells per ordered pair of ranks (a power of two, >= 4).
   std::uint32_t cells_per_channel = 64;
+  /// cma rendezvous of at least two chunks is copied cooperatively, chunk by chunk, by the
+  /// receiver (process_vm_readv) and, while it is inside the library, the sender
+  /// (process_vm_writev). 0: the receiver copies alone (bytes, 0 or >= 4096).
+  std::size_t cma_chunk_bytes = 256 * 1024;
   /// hybrid: how long to spin before sleeping in the kernel (nanoseconds).
   std::chrono::nanoseconds spin_ns = std::chrono::microseconds(50);
   /// Upper bound on how long a waiting call runs after a peer died before it fails.
