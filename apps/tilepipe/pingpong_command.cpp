@@ -262,6 +262,7 @@ int run_pingpong(int argc, char** argv) {
   auto result =
       comm::launch_local(opt.ranks, cfg, [&](comm::World& world) { return rank_body(world, opt); });
   if (!result) return report_error(result.error());
+  for (const auto& e : result->errors) fmt::print(stderr, "tilepipe: error: {}\n", e);
   for (std::size_t r = 0; r < result->term_signals.size(); ++r) {
     if (result->term_signals[r] != 0) {
       fmt::print(stderr, "tilepipe: error: rank {} killed by signal {}\n", r,

@@ -30,7 +30,7 @@ ob1=(--mca pml ob1 --mca btl self,vader)
 mpich=(mpiexec.mpich -n 2 -bind-to core)
 
 declare -A cmds
-cmds[limit_cacheline]="$limits cacheline --iters 20000"
+cmds[limit_cacheline]="$limits cacheline --iters 2000"
 cmds[limit_onecopy]="$limits onecopy --sizes 1024:$hi --iters 400"
 cmds[tilepipe_shm_poll]="$tp pingpong --ranks 2 --sync poll --sizes $sizes --iters $iters --json"
 cmds[tilepipe_shm_hybrid]="$tp pingpong --ranks 2 --sync hybrid --sizes $sizes --iters $iters --json"

@@ -65,9 +65,13 @@ def latency(rows, config, nbytes):
     return summary(objs) if objs else None
 
 
-def bandwidth(rows, config, nbytes):
+def bandwidth(rows, config, nbytes, best=False):
+    """MB/s from the median latency, or (best=True) from the fastest batch."""
     lat = latency(rows, config, nbytes)
-    return nbytes / lat[0] if lat and lat[0] > 0 else None
+    if not lat:
+        return None
+    t = lat[1] if best else lat[0]
+    return nbytes / t if t > 0 else None
 
 
 def fmt_lat(v):
@@ -84,24 +88,29 @@ def markdown(rows, limits, context):
         out += ["```", context.strip(), "```", ""]
     big = [65536, 1 << 20, 4 << 20]
     out.append("| configuration | 8 B one-way us: median [min-max] | 64 KiB MB/s | 1 MiB MB/s "
-               "| 4 MiB MB/s |")
-    out.append("|---|---|---:|---:|---:|")
+               "| 4 MiB MB/s | 1 MiB best | 4 MiB best |")
+    out.append("|---|---|---:|---:|---:|---:|---:|")
     cl = limit_value(limits, "cacheline_one_way", 64)
     cl_objs = limits.get("cacheline_one_way", {}).get(64, [])
     if cl is not None:
         lo = min(o["min"] for o in cl_objs) / 1000
         hi = max(o["max"] for o in cl_objs) / 1000
         out.append(f"| limit: cross-core cache line (one way) | {cl / 1000:.3f} [{lo:.3f}-{hi:.2f}] "
-                   "| | | |")
+                   "| | | | | |")
     oc = [limit_value(limits, "onecopy_mbps", b) for b in big]
     if any(v is not None for v in oc):
+        best = [max((o["max"] for o in limits["onecopy_mbps"].get(b, [])), default=None)
+                for b in big[1:]]
         out.append("| limit: one copy (memcpy of a buffer the other core wrote) | | "
-                   + " | ".join(fmt_bw(v) for v in oc) + " |")
+                   + " | ".join(fmt_bw(v) for v in oc) + " | "
+                   + " | ".join(fmt_bw(v) for v in best) + " |")
     for config in LABELS:
         if config not in rows:
             continue
         out.append(f"| {LABELS[config]} | {fmt_lat(latency(rows, config, 8))} | "
-                   + " | ".join(fmt_bw(bandwidth(rows, config, b)) for b in big) + " |")
+                   + " | ".join(fmt_bw(bandwidth(rows, config, b)) for b in big) + " | "
+                   + " | ".join(fmt_bw(bandwidth(rows, config, b, best=True)) for b in big[1:])
+                   + " |")
     out.append("")
     out += thresholds(rows)
     out += targets(rows, limits, cl)
@@ -128,36 +137,53 @@ def thresholds(rows):
 
 
 def targets(rows, limits, cacheline_ns):
-    lines = ["| target | measured | met |", "|---|---|---|"]
+    """Each target judged on medians and on best batches (the noise-free estimate on a shared
+    machine); both verdicts are printed."""
+    lines = ["| target | medians | met | best batches | met |", "|---|---|---|---|---|"]
+    yes = lambda ok: "yes" if ok else "no"
     poll = latency(rows, "tilepipe_shm_poll", 8)
     hybrid = latency(rows, "tilepipe_shm_hybrid", 8)
     block = latency(rows, "tilepipe_shm_block", 8)
-    if poll and cacheline_ns:
-        ratio = poll[0] * 1000 / cacheline_ns
-        lines.append(f"| 8 B shm+poll <= 1.5x cache-line one-way | {poll[0]:.3f} us = "
-                     f"{ratio:.2f}x of {cacheline_ns / 1000:.3f} us | {'yes' if ratio <= 1.5 else 'no'} |")
-    for raw in ["openmpi_vader_cma", "mpich_posix_shm"]:
+    cl_objs = limits.get("cacheline_one_way", {}).get(64, [])
+    if poll and cacheline_ns and cl_objs:
+        cl_best = min(o["min"] for o in cl_objs)
+        r_med = poll[0] * 1000 / cacheline_ns
+        r_best = poll[1] * 1000 / cl_best
+        lines.append(f"| 8 B shm+poll <= 1.5x cache-line one-way | {poll[0]:.3f} us = {r_med:.2f}x "
+                     f"of {cacheline_ns / 1000:.3f} | {yes(r_med <= 1.5)} | {poll[1]:.3f} us = "
+                     f"{r_best:.2f}x of {cl_best / 1000:.3f} | {yes(r_best <= 1.5)} |")
+    for raw in ["openmpi_vader_cma", "openmpi_vader_nocma", "mpich_posix_shm"]:
         r = latency(rows, raw, 8)
         if poll and r:
             lines.append(f"| 8 B shm+poll below {LABELS[raw]} | {poll[0]:.3f} vs {r[0]:.3f} us | "
-                         f"{'yes' if poll[0] < r[0] else 'no'} |")
+                         f"{yes(poll[0] < r[0])} | {poll[1]:.3f} vs {r[1]:.3f} us | "
+                         f"{yes(poll[1] < r[1])} |")
+    ours = ["tilepipe_shm_poll", "tilepipe_shm_poll_cma", "tilepipe_shm_poll_copy"]
     for nbytes in [1 << 20, 2 << 20, 4 << 20]:
-        bw = max((bandwidth(rows, c, nbytes) or 0) for c in
-                 ["tilepipe_shm_poll", "tilepipe_shm_poll_cma", "tilepipe_shm_poll_copy"])
-        oc = limit_value(limits, "onecopy_mbps", nbytes)
-        best_raw = max((bandwidth(rows, c, nbytes) or 0) for c in RAW_MPI_SHM)
-        if bw and oc:
-            lines.append(f"| {nbytes >> 20} MiB >= 90% of one copy | {bw:,.0f} MB/s = "
-                         f"{100 * bw / oc:.0f}% of {oc:,.0f} | {'yes' if bw >= 0.9 * oc else 'no'} |")
-        if bw and best_raw:
-            lines.append(f"| {nbytes >> 20} MiB above the best raw MPI | {bw:,.0f} vs "
-                         f"{best_raw:,.0f} MB/s | {'yes' if bw > best_raw else 'no'} |")
+        oc_objs = limits.get("onecopy_mbps", {}).get(nbytes, [])
+        if not oc_objs:
+            continue
+        oc = statistics.median(o["value"] for o in oc_objs)
+        oc_best = max(o["max"] for o in oc_objs)
+        bw = max((bandwidth(rows, c, nbytes) or 0) for c in ours)
+        bw_best = max((bandwidth(rows, c, nbytes, True) or 0) for c in ours)
+        raw = max((bandwidth(rows, c, nbytes) or 0) for c in RAW_MPI_SHM)
+        raw_best = max((bandwidth(rows, c, nbytes, True) or 0) for c in RAW_MPI_SHM)
+        mib = nbytes >> 20
+        lines.append(f"| {mib} MiB >= 90% of one copy | {bw:,.0f} MB/s = {100 * bw / oc:.0f}% of "
+                     f"{oc:,.0f} | {yes(bw >= 0.9 * oc)} | {bw_best:,.0f} = "
+                     f"{100 * bw_best / oc_best:.0f}% of {oc_best:,.0f} | {yes(bw_best >= 0.9 * oc_best)} |")
+        lines.append(f"| {mib} MiB above the best raw MPI | {bw:,.0f} vs {raw:,.0f} MB/s | "
+                     f"{yes(bw > raw)} | {bw_best:,.0f} vs {raw_best:,.0f} | {yes(bw_best > raw_best)} |")
     if poll and hybrid:
         pct = 100 * (hybrid[0] / poll[0] - 1)
+        pct_best = 100 * (hybrid[1] / poll[1] - 1)
         lines.append(f"| 8 B hybrid within 10% of poll | {hybrid[0]:.3f} vs {poll[0]:.3f} us "
-                     f"({pct:+.0f}%) | {'yes' if pct <= 10 else 'no'} |")
+                     f"({pct:+.0f}%) | {yes(pct <= 10)} | {hybrid[1]:.3f} vs {poll[1]:.3f} "
+                     f"({pct_best:+.0f}%) | {yes(pct_best <= 10)} |")
     if block:
-        lines.append(f"| block (futex) cost, 8 B | {block[0]:.3f} us one way | reported |")
+        lines.append(f"| block (futex) cost, 8 B one way | {block[0]:.3f} us | reported | "
+                     f"{block[1]:.3f} us | reported |")
     return lines
 
 

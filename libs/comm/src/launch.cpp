@@ -3,8 +3,12 @@
 
 #include <tilepipe/comm/launch.hpp>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <climits>
 
 #include <cerrno>
 #include <cstdio>
@@ -21,8 +25,15 @@ int LaunchResult::status() const noexcept {
 
 namespace {
 
+/// Writes one line to the launcher's error pipe (a single write: lines never interleave).
+void report(int fd, const std::string& line) {
+  const std::string text = line + "\n";
+  const ssize_t n = ::write(fd, text.data(), std::min<std::size_t>(text.size(), PIPE_BUF));
+  (void)n;
+}
+
 [[noreturn]] void run_child(int rank, int ranks, const Config& config, detail::Mapping segment,
-                            const std::function<int(World&)>& body) {
+                            const std::function<int(World&)>& body, int error_fd) {
   int code = 1;
   try {
     std::vector<int> local(static_cast<std::size_t>(ranks));
@@ -30,15 +41,16 @@ namespace {
     auto engine =
         detail::Engine::create(config, rank, ranks, std::move(segment), std::move(local), nullptr);
     if (!engine) {
-      std::fprintf(stderr, "tilepipe: error: %s\n", engine.error().message.c_str());
+      report(error_fd, engine.error().message);
     } else {
       World world(std::move(*engine));
       code = body(world);
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tilepipe: error: [rank %d] %s\n", rank, e.what());
+    report(error_fd, "[rank " + std::to_string(rank) + "] " + e.what());
     code = 1;
   } catch (...) {
+    report(error_fd, "[rank " + std::to_string(rank) + "] unknown exception");
     code = 1;
   }
   std::fflush(stdout);
@@ -70,6 +82,11 @@ Expected<LaunchResult> launch_local(int ranks, const Config& config,
   detail::init_segment(map->data(), geo);
   std::fflush(stdout);
   std::fflush(stderr);
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+    return fail(Errc::system, detail::errno_text("pipe", errno));
+  detail::Fd error_read(pipe_fds[0]);
+  detail::Fd error_write(pipe_fds[1]);
 
   std::vector<pid_t> pids;
   for (int r = 0; r < ranks; ++r) {
@@ -80,10 +97,14 @@ Expected<LaunchResult> launch_local(int ranks, const Config& config,
       for (pid_t p : pids) ::waitpid(p, nullptr, 0);
       return fail(Errc::system, detail::errno_text("fork", err));
     }
-    if (pid == 0) run_child(r, ranks, config, std::move(*map), body);
+    if (pid == 0) {
+      error_read = detail::Fd();
+      run_child(r, ranks, config, std::move(*map), body, error_write.get());
+    }
     pids.push_back(pid);
   }
   *map = detail::Mapping();
+  error_write = detail::Fd();  // the children hold the only write ends now
 
   LaunchResult result;
   result.exit_codes.assign(static_cast<std::size_t>(ranks), 0);
@@ -99,6 +120,19 @@ Expected<LaunchResult> launch_local(int ranks, const Config& config,
       result.term_signals[static_cast<std::size_t>(r)] = WTERMSIG(status);
       result.exit_codes[static_cast<std::size_t>(r)] = 128 + WTERMSIG(status);
     }
+  }
+  // Every child has exited, so the pipe holds all it will ever hold (lines < PIPE_BUF each).
+  std::string text;
+  char chunk[4096];
+  ssize_t n = 0;
+  while ((n = ::read(error_read.get(), chunk, sizeof(chunk))) > 0) {
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) break;
+    result.errors.push_back(text.substr(start, end - start));
+    start = end + 1;
   }
   return result;
 }

@@ -141,6 +141,7 @@ TEST(Faults, launcher_reports_failing_ranks) {
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->exit_codes, (std::vector<int>{0, 3, 1}));
   EXPECT_EQ(result->status(), 3);
+  EXPECT_EQ(result->errors, (std::vector<std::string>{"[rank 2] boom"}));
   auto bad = launch_local(0, small(), [](World&) { return 0; });
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().code, Errc::invalid_argument);
