@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <thread>
 
 namespace tp::app {
@@ -88,32 +90,64 @@ std::string shape_text(const ComputeShape& s) {
   return t;
 }
 
-template <int D>
-exec::TileCost measure_shape(const ComputeShape& s, const exec::ComputeProbeOptions& o) {
-  exec::Point<D> tile{};
-  exec::Point<D> n{};
-  exec::Index points = 1;
-  for (int d = 0; d < D; ++d) points *= s.tile[static_cast<std::size_t>(d)];
-  const exec::Index tiles = std::max<exec::Index>(2, (o.slab_points + points - 1) / points);
-  for (int d = 0; d < D; ++d) {
-    tile[d] = s.tile[static_cast<std::size_t>(d)];
-    n[d] = tile[d] * (d == s.along ? tiles : 1);
+/// The probes of one rank: one slab per (kernel, cross-section, direction), shared by heights.
+class ComputeProbes {
+ public:
+  ComputeProbes(const std::vector<ComputeShape>& shapes, std::int64_t slab_points) {
+    for (const auto& s : shapes) {
+      std::vector<std::int64_t> cross = s.tile;
+      cross[static_cast<std::size_t>(s.along)] = 1;
+      std::size_t g = 0;
+      while (g < groups_.size() && !(groups_[g].kernel == s.kernel && groups_[g].cross == cross &&
+                                     groups_[g].along == s.along)) {
+        ++g;
+      }
+      if (g == groups_.size()) groups_.push_back(Group{s.kernel, cross, s.along, 1, {}});
+      auto& grp = groups_[g];
+      grp.max_height = std::max(grp.max_height, s.tile[static_cast<std::size_t>(s.along)]);
+      shape_group_.push_back(g);
+    }
+    for (auto& grp : groups_) {
+      switch (grp.cross.size()) {
+        case 2:
+          grp.pass = make_pass<2>(grp, slab_points);
+          break;
+        case 3:
+          grp.pass = make_pass<3>(grp, slab_points);
+          break;
+        default:
+          grp.pass = make_pass<4>(grp, slab_points);
+          break;
+      }
+    }
   }
-  auto kernel = kernels::Wave<D>::make(n);
-  TP_ASSERT(kernel.has_value());
-  return exec::measure_tile_cost(*kernel, tile, s.along, o);
-}
+  /// One timed pass of shape i: seconds per point.
+  double pass(std::size_t i, const ComputeShape& s) {
+    return groups_[shape_group_[i]].pass(s.tile[static_cast<std::size_t>(s.along)]);
+  }
 
-exec::TileCost measure_shape_any(const ComputeShape& s, const exec::ComputeProbeOptions& o) {
-  switch (s.tile.size()) {
-    case 2:
-      return measure_shape<2>(s, o);
-    case 3:
-      return measure_shape<3>(s, o);
-    default:
-      return measure_shape<4>(s, o);
+ private:
+  struct Group {
+    std::string kernel;
+    std::vector<std::int64_t> cross;
+    int along = 0;
+    std::int64_t max_height = 1;
+    std::function<double(std::int64_t)> pass;
+  };
+  template <int D>
+  static std::function<double(std::int64_t)> make_pass(const Group& grp, std::int64_t slab_points) {
+    exec::Point<D> cross{};
+    for (int d = 0; d < D; ++d) cross[d] = grp.cross[static_cast<std::size_t>(d)];
+    using Probe = exec::TileCostProbe<kernels::Wave<D>>;
+    const auto n = Probe::slab_size(cross, grp.along, grp.max_height, slab_points);
+    auto kernel = kernels::Wave<D>::make(n);
+    TP_ASSERT(kernel.has_value());
+    auto probe = std::make_shared<Probe>(*kernel, n, grp.along);
+    return [probe](std::int64_t z) { return probe->pass(z); };
   }
-}
+  std::vector<Group> groups_;
+  std::vector<std::size_t> shape_group_;
+};
 
 Status check_spec(const CalibrateSpec& spec) {
   if (spec.transport != "shm") {
@@ -260,17 +294,28 @@ Expected<model::Machine> calibrate_machine(const CalibrateSpec& spec) {
   //    bandwidth as the ranks of a run do); a barrier keeps them in step.
   comm::Config config;
   config.sync = comm::SyncMode::block;  // waiting ranks must not steal the measuring ones' cores
-  exec::ComputeProbeOptions copt;
-  copt.slab_points = spec.slab_points;
-  copt.passes = spec.passes;
   auto launched = comm::launch_local(spec.compute_ranks, config, [&](comm::World& world) -> int {
+    if (world.rank() == 0) progress.show(0, "compute probes: filling the slabs");
+    ComputeProbes probes(spec.shapes, spec.slab_points);
+    // Passes interleaved over the shapes; the median pass of each shape counts.
+    std::vector<std::vector<double>> per_point(static_cast<std::size_t>(n_shapes));
+    for (int pass = 0; pass < spec.passes; ++pass) {
+      for (int i = 0; i < n_shapes; ++i) {
+        if (!world.barrier()) return 1;
+        const auto& shape = spec.shapes[static_cast<std::size_t>(i)];
+        if (world.rank() == 0) {
+          progress.show((pass * n_shapes + i) / spec.passes,
+                        fmt::format("compute {} (pass {})", shape_text(shape), pass + 1));
+        }
+        per_point[static_cast<std::size_t>(i)].push_back(
+            probes.pass(static_cast<std::size_t>(i), shape));
+      }
+    }
     for (int i = 0; i < n_shapes; ++i) {
-      if (!world.barrier()) return 1;
-      const auto& shape = spec.shapes[static_cast<std::size_t>(i)];
-      if (world.rank() == 0) progress.show(i, "compute " + shape_text(shape));
-      const auto cost = measure_shape_any(shape, copt);
-      res->t_comp1_s[world.rank()][i] = cost.t_comp1_s;
-      res->tile_points[i] = cost.tile_points;
+      res->t_comp1_s[world.rank()][i] = model::median(per_point[static_cast<std::size_t>(i)]);
+      std::int64_t g = 1;
+      for (auto w : spec.shapes[static_cast<std::size_t>(i)].tile) g *= w;
+      res->tile_points[i] = g;
     }
     return world.barrier() ? 0 : 1;
   });

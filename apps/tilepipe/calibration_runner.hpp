@@ -24,7 +24,7 @@ struct CalibrateSpec {
   std::string transport = "shm";     ///< shm (local ranks) or mpi (ranks from mpirun)
   std::vector<ComputeShape> shapes;  ///< tile shapes for t_comp1 (default_shapes())
   std::int64_t slab_points = std::int64_t{1} << 24;  ///< points streamed per shape and pass
-  int passes = 3;                                    ///< timed passes per shape (median)
+  int passes = 5;         ///< timed passes per shape, interleaved over the shapes (median)
   int compute_ranks = 2;  ///< processes measuring at once (as many as the run computes on)
   std::vector<std::int64_t> sizes{64, 1024, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20};
   int round_trips = 30;                          ///< ping-pong round trips per size

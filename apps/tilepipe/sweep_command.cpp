@@ -179,6 +179,7 @@ int run_sweep(int argc, char** argv) {
   std::string heights;
   std::string schemes_text = "all";
   std::string machine_path;
+  std::string save_machine_path;
   std::string csv_path;
   std::string plot_path;
   std::string sync = "hybrid";
@@ -196,6 +197,8 @@ int run_sweep(int argc, char** argv) {
                  "all, or a comma list of SCHEDULE+GROUPING (e.g. overlap+hyperplane)");
   app.add_option("--machine", machine_path,
                  "machine file for the predictions (default: calibrate for this sweep first)");
+  app.add_option("--save-machine", save_machine_path,
+                 "write the machine file the predictions used (e.g. the one calibrated first)");
   app.add_option("--repeat", repeat, "runs per point (median), 1..50; repeats are interleaved");
   app.add_option("--sync", sync, "poll|block|hybrid for the runs");
   app.add_option("--csv", csv_path, "write the points as CSV");
@@ -278,6 +281,12 @@ int run_sweep(int argc, char** argv) {
     auto m = calibrate_machine(spec);
     if (!m) return report_error(m.error());
     machine = *m;
+  }
+
+  if (!save_machine_path.empty()) {
+    if (auto st = model::save_machine(machine, save_machine_path); !st) {
+      return report_error(st.error());
+    }
   }
 
   // Predictions, and the model's own choice over every height and the swept schemes.
@@ -433,6 +442,17 @@ int run_sweep(int argc, char** argv) {
           scheme_text(chosen->scheme), chosen->height, c, scheme_text(best->scheme), best->height,
           b, b > 0 ? 100 * (c / b - 1) : 0.0);
       fmt::print("  why: {}\n", choice->reason);
+    }
+    {
+      const auto& c = machine.compute_for(problem.kernel);
+      fmt::print(
+          "  machine: t_comp1 {:.3g}-{:.3g} ns by tile size, t_start {:.3g} us, t_sync "
+          "{:.3g} us, link {:.3g} us + bytes / {:.3g} GB/s, t_sync_in {:.3g} us\n",
+          (c.samples.empty() ? c.t_comp1 : c.samples.front().t_comp1).count() * 1e9,
+          (c.samples.empty() ? c.t_comp1 : c.samples.back().t_comp1).count() * 1e9,
+          machine.t_start.count() * 1e6, machine.t_sync.count() * 1e6,
+          machine.link.latency.count() * 1e6, machine.link.bandwidth_bytes_per_s / 1e9,
+          machine.t_sync_in.count() * 1e6);
     }
   }
   std::string csv_for_plot = csv_path;

@@ -15,65 +15,76 @@
 
 namespace tp::exec {
 
-/// A resident kernel's measured cost per point for one tile shape.
-struct TileCost {
-  std::int64_t tile_points = 0;  ///< points of one tile
-  double t_comp1_s = 0;          ///< seconds per point (median of the passes)
-};
-
-/// How the compute probe streams tiles through memory.
-struct ComputeProbeOptions {
-  /// Points the probe's slab holds at least (4 bytes each for wave kernels: 16 Mi points is 64 MiB,
-  /// twice this machine's L3), so that tiles stream from memory as in a real run.
-  std::int64_t slab_points = std::int64_t{1} << 24;
-  /// Passes over the slab; the median pass counts.
-  int passes = 3;
-};
-
-/// Measures the kernel's cost per point on tiles with the extents `tile` (one per dimension),
-/// computed one after another along dimension `along` through a slab of at least
-/// opts.slab_points points (at least 2 tiles), the way a rank walks its row of tiles. `kernel`
-/// must accept the slab's box (its size >= the slab's extents). The first pass warms the pages.
-/// Cost: about (opts.passes + 1) x slab points x t_comp1.
+/// Measures a resident kernel's cost per point on tiles of one cross-section and any height,
+/// computed one after another along dimension `along` through a slab of at least `slab_points`
+/// points, the way a rank walks its row of tiles (so tiles stream from memory as in a real run).
+/// One probe serves every height up to max_height; callers interleave pass() over shapes and
+/// repeat it, so that a burst of load on a shared machine touches one pass of many shapes rather
+/// than every pass of one shape.
 template <ResidentKernel K>
-TileCost measure_tile_cost(const K& kernel, const Point<K::dims>& tile, int along,
-                           const ComputeProbeOptions& opts) {
-  constexpr int D = K::dims;
+class TileCostProbe {
+ public:
+  static constexpr int D = K::dims;
   using T = typename K::value_type;
-  using Clock = std::chrono::steady_clock;
-  TP_EXPECTS(along >= 0 && along < D && opts.passes >= 1);
-  Index points = 1;
-  for (int d = 0; d < D; ++d) {
-    TP_EXPECTS(tile[d] >= 1);
-    points *= tile[d];
+
+  /// The slab's extents (the interior; the kernel must accept them): `cross` in the other
+  /// dimensions, along `along` a multiple of max_height with at least 2 tiles and slab_points.
+  static Point<D> slab_size(const Point<D>& cross, int along, Index max_height, Index slab_points) {
+    TP_EXPECTS(along >= 0 && along < D && max_height >= 1);
+    Index cross_points = 1;
+    for (int d = 0; d < D; ++d) {
+      if (d != along) cross_points *= cross[d];
+    }
+    const Index tall = std::max<Index>(
+        2, (slab_points + cross_points * max_height - 1) / (cross_points * max_height));
+    Point<D> n = cross;
+    n[along] = tall * max_height;
+    return n;
   }
-  const Index tiles = std::max<Index>(2, (opts.slab_points + points - 1) / points);
-  Box<D> space;
-  Box<D> bounds;
-  for (int d = 0; d < D; ++d) {
-    space.lo[d] = 1;
-    space.hi[d] = 1 + tile[d] * (d == along ? tiles : 1);
-    bounds.lo[d] = 1 - halo_width<K>(d);
-    bounds.hi[d] = space.hi[d];
+
+  /// Allocates the slab, fills its halo and touches every page once (not timed). `kernel` must
+  /// accept a space of `size` (it is copied).
+  TileCostProbe(const K& kernel, const Point<D>& size, int along) : kernel_(kernel), along_(along) {
+    for (int d = 0; d < D; ++d) {
+      TP_EXPECTS(size[d] >= 1);
+      space_.lo[d] = 1;
+      space_.hi[d] = 1 + size[d];
+      bounds_.lo[d] = 1 - halo_width<K>(d);
+      bounds_.hi[d] = space_.hi[d];
+    }
+    storage_.resize(static_cast<std::size_t>(bounds_.volume()));
+    fill_halo(kernel_, view(), space_);
+    kernel_.compute_tile(space_, view());
   }
-  std::vector<T> storage(static_cast<std::size_t>(bounds.volume()));
-  const SlabView<T, D> slab(storage.data(), bounds);
-  fill_halo(kernel, slab, space);
-  std::vector<double> per_point;
-  for (int pass = 0; pass <= opts.passes; ++pass) {
+
+  /// One timed pass with tiles of height z (1 <= z <= the slab's length): seconds per point.
+  double pass(Index z) {
+    using Clock = std::chrono::steady_clock;
+    const Index tiles = space_.extent(along_) / z;
+    TP_EXPECTS(z >= 1 && tiles >= 1);
+    Index cross_points = 1;
+    for (int d = 0; d < D; ++d) {
+      if (d != along_) cross_points *= space_.extent(d);
+    }
     const auto a = Clock::now();
     for (Index t = 0; t < tiles; ++t) {
-      Box<D> box = space;
-      box.lo[along] = 1 + t * tile[along];
-      box.hi[along] = box.lo[along] + tile[along];
-      kernel.compute_tile(box, slab);
+      Box<D> box = space_;
+      box.lo[along_] = 1 + t * z;
+      box.hi[along_] = box.lo[along_] + z;
+      kernel_.compute_tile(box, view());
     }
     const double s = std::chrono::duration<double>(Clock::now() - a).count();
-    if (pass > 0) per_point.push_back(s / static_cast<double>(points * tiles));
+    return s / static_cast<double>(tiles * z * cross_points);
   }
-  std::sort(per_point.begin(), per_point.end());
-  return TileCost{points, per_point[per_point.size() / 2]};
-}
+
+ private:
+  [[nodiscard]] SlabView<T, D> view() { return SlabView<T, D>(storage_.data(), bounds_); }
+  K kernel_;
+  int along_;
+  Box<D> space_;
+  Box<D> bounds_;
+  std::vector<T> storage_;
+};
 
 /// What the communication probe measured between ranks 0 and 1 (meaningful on rank 0).
 struct CommProbeResult {
