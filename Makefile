@@ -44,9 +44,18 @@ test-tsan: CTEST_FLAGS += -LE mpi
 
 test: test-release test-asan test-tsan format-check
 
+# The seeds' plans, then the seeds' experiment on this machine (issue 5): calibrate, a short sweep
+# of the four schemes with the model's curves, the chosen tile height, the plot (build/demo/).
+DEMO_TP := ./build/release/apps/tilepipe/tilepipe
+DEMO_SIZE ?= 12x12x262144
 demo: build-release
-	./build/release/apps/tilepipe/tilepipe plan --kernel wave3d --size 12x12x524288 --nodes 9 --cpus 1 --schedule overlap --tile 1024
-	./build/release/apps/tilepipe/tilepipe plan --kernel wave3d --size 16x16x65536 --nodes 8 --cpus 2 --schedule overlap --grouping hyperplane --tile 1024
+	$(DEMO_TP) plan --kernel wave3d --size 12x12x524288 --nodes 9 --cpus 1 --schedule overlap --tile 1024
+	$(DEMO_TP) plan --kernel wave3d --size 16x16x65536 --nodes 8 --cpus 2 --schedule overlap --grouping hyperplane --tile 1024
+	@mkdir -p build/demo
+	$(DEMO_TP) calibrate -o build/demo/machine.json --kernel wave3d --size $(DEMO_SIZE) --nodes 2 --cpus 1 --tile-heights 256:65536
+	$(DEMO_TP) sweep --kernel wave3d --size $(DEMO_SIZE) --nodes 2 --cpus 1 --tile-heights 256:65536 --schemes all --repeat 3 --machine build/demo/machine.json --csv build/demo/sweep.csv --plot build/demo/sweep.png
+	$(DEMO_TP) run --kernel wave3d --size $(DEMO_SIZE) --nodes 2 --cpus 1 --machine build/demo/machine.json
+	@echo "make demo: the plot is build/demo/sweep.png (measurement as points, model as lines)"
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format-14 -i

@@ -1,5 +1,6 @@
 // `tilepipe run`: executes a plan for a built-in wave kernel on ranks x threads and reports the
 // wall time, points per second, the checksum, per-phase times and the hidden communication.
+#include "calibration_runner.hpp"
 #include "command.hpp"
 #include "plan_options.hpp"
 
@@ -8,6 +9,8 @@
 #include <tilepipe/exec/gather.hpp>
 #include <tilepipe/exec/pipeline.hpp>
 #include <tilepipe/kernels/wave.hpp>
+#include <tilepipe/model/choose.hpp>
+#include <tilepipe/model/machine_file.hpp>
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
@@ -18,7 +21,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 namespace tp::app {
@@ -34,6 +39,10 @@ struct RunFlags {
   bool verify = false;
   bool json = false;
   bool cpus_given = false;
+  std::string machine;  ///< --machine FILE
+  /// Set when the cost model chose the tile, schedule or grouping.
+  std::optional<model::Choice> choice;
+  std::string machine_label;  ///< the machine file's label and path, with choice
 };
 
 // Physical memory in bytes (0 when unknown).
@@ -92,6 +101,12 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
     j["hidden_share"] =
         hidden < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(hidden);
     j["verified"] = verified ? nlohmann::ordered_json(*verified) : nlohmann::ordered_json(nullptr);
+    if (f.choice) {
+      j["chosen_by"] = f.choice->chosen_by_model ? "model" : "user";
+      j["machine"] = f.machine_label;
+      j["predicted_s"] = f.choice->prediction.total.count();
+      j["reason"] = f.choice->reason;
+    }
     auto ranks = nlohmann::ordered_json::array();
     for (const auto& r : total.summary.ranks) {
       nlohmann::ordered_json x;
@@ -130,6 +145,12 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
       fmt::print("  communication hidden behind computation: no faces moved between ranks\n");
     }
     if (verified) fmt::print("  verified           {}\n", *verified ? "yes (bit for bit)" : "NO");
+    if (f.choice) {
+      fmt::print("  predicted time     {:.6f} s (machine {})\n", f.choice->prediction.total.count(),
+                 f.machine_label);
+      fmt::print("  chosen by          {}: {}\n", f.choice->chosen_by_model ? "model" : "user",
+                 f.choice->reason);
+    }
   }
   if (!f.trace.empty()) {
     std::ofstream out(f.trace);
@@ -155,7 +176,10 @@ int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
   if (!kernel) return report_error(kernel.error());
   exec::PipelineOptions options;
   options.trace = !f.trace.empty();
-  if (f.subtiles != "auto") {
+  if (f.subtiles == "auto" && f.choice && f.choice->prediction.step.subtiles > 0) {
+    // The model's N (seed 002 formula (7) with the machine file's t_sync_in).
+    options.subtiles = static_cast<int>(f.choice->prediction.step.subtiles);
+  } else if (f.subtiles != "auto") {
     auto s = parse_int(f.subtiles, "--subtiles", 1, 1 << 20);
     if (!s) return report_error(s.error());
     options.subtiles = static_cast<int>(*s);
@@ -220,6 +244,58 @@ int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
   return exit_ok;
 }
 
+/// The machine file the run's automatic choices use: --machine (errors are the user's), else the
+/// default file of `tilepipe calibrate` when no tile is given (a file that does not load is
+/// skipped with a note). nullopt: no model; then "auto" flags are refused. Sets the flags left to
+/// the model to "auto": the tile when not given, the schedule and grouping when not given.
+Expected<std::optional<model::Machine>> model_machine(RunFlags& f, bool schedule_given,
+                                                      bool grouping_given,
+                                                      const comm::Config& config) {
+  const std::string transport = config.transport == comm::TransportKind::mpi ? "mpi" : "shm";
+  const bool tile_open = f.plan.tile.empty() && f.plan.tiling_matrix.empty();
+  const bool any_auto =
+      f.plan.tile == "auto" || f.plan.schedule == "auto" || f.plan.grouping == "auto";
+  std::optional<model::Machine> machine;
+  const model::MachineCheck check{model::this_host(), transport};
+  if (!f.machine.empty()) {
+    auto m = model::load_machine(f.machine, check);
+    if (!m) return Unexpected{m.error()};
+    machine = *m;
+    f.machine_label = m->name + " (" + f.machine + ")";
+  } else if (tile_open || any_auto) {
+    const std::string path = default_machine_path(transport);
+    std::error_code ec;
+    if (!path.empty() && std::filesystem::exists(path, ec)) {
+      auto m = model::load_machine(path, check);
+      if (m) {
+        machine = *m;
+        f.machine_label = m->name + " (" + path + ")";
+      } else if (!any_auto) {
+        fmt::print(stderr, "tilepipe: note: not using the default machine file: {}\n",
+                   m.error().message);
+      } else {
+        return Unexpected{m.error()};
+      }
+    }
+  }
+  if (!machine) {
+    if (any_auto) {
+      const char* flag = f.plan.tile == "auto"       ? "--tile"
+                         : f.plan.schedule == "auto" ? "--schedule"
+                                                     : "--grouping";
+      return fail(Errc::invalid_argument,
+                  std::string(flag) +
+                      " auto needs --machine FILE or a machine file at the default path "
+                      "(write one with `tilepipe calibrate`)");
+    }
+    return std::optional<model::Machine>();
+  }
+  if (tile_open) f.plan.tile = "auto";
+  if (!schedule_given) f.plan.schedule = "auto";
+  if (!grouping_given) f.plan.grouping = "auto";
+  return machine;
+}
+
 int run_run(int argc, char** argv) {
   CLI::App app{"Run a tiled loop nest on ranks x threads and report time, checksum and phases",
                "tilepipe run"};
@@ -233,6 +309,9 @@ int run_run(int argc, char** argv) {
                  "seconds after which a rank fails when a peer it waits on has died");
   app.add_flag("--verify", f.verify, "also run the sequential reference; fail unless identical");
   app.add_flag("--json", f.json, "print the results as one JSON object");
+  app.add_option("--machine", f.machine,
+                 "machine file (tilepipe calibrate): --tile/--schedule/--grouping auto choose by "
+                 "the cost model; default: the file tilepipe calibrate writes, if present");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
   f.cpus_given = app.count("--cpus") > 0;
 
@@ -261,25 +340,43 @@ int run_run(int argc, char** argv) {
   if (!transport) return report_error(transport.error());
   config.transport = *transport;
 
-  // Defaults: the tile height gives about 64 tiles along the longest dimension; the CPUs are
-  // this machine's hardware threads unless --cpus says otherwise.
   auto extents = parse_extents(f.plan.size, "--size");
   if (!extents) return report_error(extents.error());
-  if (f.plan.tile.empty() && f.plan.tiling_matrix.empty()) {
-    const auto longest = *std::max_element(extents->begin(), extents->end());
-    f.plan.tile = std::to_string(std::max<std::int64_t>(2, (longest + 63) / 64));
-  }
   std::int64_t cpus = 1;
   if (!f.cpus_given) {
     cpus = std::max(1U, std::thread::hardware_concurrency());
     f.plan.cpus = std::to_string(cpus);
   }
-  auto request = f.plan.to_request();
-  if (!request) return report_error(request.error());
-  auto plan = plan::Plan::make(*request);
-  while (!plan && !f.cpus_given && request->cpus > 1) {
-    --request->cpus;  // the default CPU count may not fit small extents
+  auto machine = model_machine(f, app.count("--schedule") > 0, app.count("--grouping") > 0, config);
+  if (!machine) return report_error(machine.error());
+  Expected<plan::Plan> plan = fail(Errc::invalid_argument, "no plan");
+  if (*machine) {
+    // The cost model chooses what was left open (docs/model.md, "Automatic choice").
+    auto creq = f.plan.to_choice_request();
+    if (!creq) return report_error(creq.error());
+    creq->options.kernel = f.plan.kernel;
+    auto choice = model::choose(*creq, **machine);
+    while (!choice && !f.cpus_given && creq->base.cpus > 1) {
+      --creq->base.cpus;  // the default CPU count may not fit small extents
+      choice = model::choose(*creq, **machine);
+    }
+    if (!choice) return report_error(choice.error());
+    f.choice = *choice;
+    plan = plan::Plan::make(choice->request);
+  } else {
+    // Defaults: the tile height gives about 64 tiles along the longest dimension; the CPUs are
+    // this machine's hardware threads unless --cpus says otherwise.
+    if (f.plan.tile.empty() && f.plan.tiling_matrix.empty()) {
+      const auto longest = *std::max_element(extents->begin(), extents->end());
+      f.plan.tile = std::to_string(std::max<std::int64_t>(2, (longest + 63) / 64));
+    }
+    auto request = f.plan.to_request();
+    if (!request) return report_error(request.error());
     plan = plan::Plan::make(*request);
+    while (!plan && !f.cpus_given && request->cpus > 1) {
+      --request->cpus;  // the default CPU count may not fit small extents
+      plan = plan::Plan::make(*request);
+    }
   }
   if (!plan) return report_error(plan.error());
   if (!plan->tiling().is_rectangular()) {

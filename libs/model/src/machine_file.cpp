@@ -231,6 +231,7 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
     if (!source) return Unexpected{source.error()};
     m.source = *source;
   }
+  if (r.has("notes")) m.notes = j.at("notes").dump();
 
   auto compute = r.object("compute");
   if (!compute) return Unexpected{compute.error()};
@@ -341,6 +342,7 @@ std::string machine_to_json(const Machine& m) {
   j["cpu_model"] = m.cpu_model;
   j["transport"] = m.transport;
   j["source"] = m.source;
+  if (!m.notes.empty()) j["notes"] = nlohmann::ordered_json::parse(m.notes);
   Json compute = compute_json(m.compute);
   if (!m.kernels.empty()) {
     Json ks = Json::object();

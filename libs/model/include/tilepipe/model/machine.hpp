@@ -62,6 +62,7 @@ struct Machine {
   std::string cpu_model;   ///< /proc/cpuinfo "model name" of that host
   std::string transport;   ///< "shm", "mpi", or a reference transport such as "sci-dma"
   std::string source;      ///< how the values were obtained (free text, may be empty)
+  std::string notes;       ///< the optional "notes" value as JSON text, kept but not interpreted
   ComputeCost compute;     ///< the default compute cost
   std::map<std::string, ComputeCost, std::less<>> kernels;  ///< per-kernel overrides
   Seconds t_start{0};    ///< CPU time to start a non-blocking send (per step when queued)

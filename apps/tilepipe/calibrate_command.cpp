@@ -1,0 +1,136 @@
+// `tilepipe calibrate`: measures this machine and transport and writes a machine file.
+#include "calibration_runner.hpp"
+#include "command.hpp"
+#include "plan_options.hpp"
+
+#include <tilepipe/model/machine_file.hpp>
+#include <tilepipe/support/parse.hpp>
+
+#include <fmt/core.h>
+
+#include <filesystem>
+
+namespace tp::app {
+namespace {
+
+int run_calibrate(int argc, char** argv) {
+  CLI::App app{"Measure this machine and transport; write a machine file for the cost model",
+               "tilepipe calibrate"};
+  std::string transport = "shm";
+  std::string output;
+  PlanOptions problem;
+  std::string heights;
+  bool quick = false;
+  bool quiet = false;
+  app.add_option("--transport", transport, "the transport to measure (shm)");
+  app.add_option("-o,--output", output,
+                 "machine file to write (default: $TILEPIPE_MACHINE, else "
+                 "~/.config/tilepipe/machine-TRANSPORT.json)");
+  app.add_option("--kernel", problem.kernel,
+                 "with --size: measure the tile shapes of this problem (wave2d|wave3d|wave4d)");
+  app.add_option("--size", problem.size, "with --kernel: the problem's extents");
+  app.add_option("--nodes", problem.nodes, "with --kernel: nodes of the problem's runs");
+  app.add_option("--cpus", problem.cpus, "with --kernel: CPUs per node of the problem's runs");
+  app.add_option("--tile-heights", heights,
+                 "with --kernel: tile heights to measure, A:B (doubling) or a comma list "
+                 "(default 16:extent)");
+  app.add_flag("--quick", quick, "fewer and smaller probes (seconds; for tests and demos)");
+  app.add_flag("--quiet", quiet, "no progress display");
+  if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
+
+  if (transport != "shm" && transport != "mpi") {
+    return report_error(Error(Errc::invalid_argument, "--transport: unknown transport '" +
+                                                          transport + "' (choose shm|mpi)"));
+  }
+  if (transport == "mpi") {
+    return report_error(Error(Errc::invalid_argument,
+                              "--transport mpi: calibration over MPI is not implemented; "
+                              "calibrate shm (`tilepipe calibrate --transport shm`)"));
+  }
+  CalibrateSpec spec;
+  spec.transport = transport;
+  spec.progress = !quiet;
+  if (quick) {
+    spec.slab_points = std::int64_t{1} << 20;
+    spec.passes = 1;
+    spec.round_trips = 5;
+    spec.sizes = {64, 4096, 65536, 1 << 20};
+  }
+  spec.shapes = default_shapes(quick);
+  if (!problem.kernel.empty() || !problem.size.empty()) {
+    if (problem.kernel.empty() || problem.size.empty()) {
+      return report_error(Error(Errc::invalid_argument,
+                                "--kernel and --size go together (the problem to calibrate for)"));
+    }
+    problem.tile = "2";
+    auto base = problem.to_request();
+    if (!base) return report_error(base.error());
+    auto plan = plan::Plan::make(*base);
+    if (!plan) return report_error(plan.error());
+    const std::int64_t extent = base->size[static_cast<std::size_t>(plan->map_dim())];
+    auto list = parse_height_list(heights.empty() ? "16:" + std::to_string(extent) : heights,
+                                  extent, "--tile-heights");
+    if (!list) return report_error(list.error());
+    base->map_dim = plan->map_dim() + 1;
+    auto shapes = plan_shapes(problem.kernel, *base, *list);
+    if (!shapes) return report_error(shapes.error());
+    spec.shapes = *shapes;
+    spec.compute_ranks = static_cast<int>(
+        std::min<std::int64_t>(16, std::max<std::int64_t>(1, base->nodes * base->cpus)));
+    spec.slab_points =
+        std::min(spec.slab_points, std::max<std::int64_t>(1, plan->space().points() / base->nodes));
+  } else if (!heights.empty()) {
+    return report_error(Error(Errc::invalid_argument, "--tile-heights needs --kernel and --size"));
+  }
+  if (output.empty()) output = default_machine_path(transport);
+  if (output.empty()) {
+    return report_error(
+        Error(Errc::invalid_argument,
+              "no output path: give -o FILE (HOME and TILEPIPE_MACHINE are unset)"));
+  }
+  // Bad output paths fail before a minute of measuring.
+  const std::filesystem::path out_path(output);
+  std::error_code ec;
+  if (out_path.has_parent_path() && !std::filesystem::is_directory(out_path.parent_path(), ec)) {
+    if (output == default_machine_path(transport)) {
+      std::filesystem::create_directories(out_path.parent_path(), ec);
+    }
+    if (!std::filesystem::is_directory(out_path.parent_path(), ec)) {
+      return report_error(Error(Errc::invalid_argument,
+                                "-o: cannot write machine file '" + output + "': directory '" +
+                                    out_path.parent_path().string() + "' does not exist"));
+    }
+  }
+  if (std::filesystem::is_directory(out_path, ec)) {
+    return report_error(Error(Errc::invalid_argument,
+                              "-o: cannot write machine file '" + output + "': it is a directory"));
+  }
+
+  auto machine = calibrate_machine(spec);
+  if (!machine) return report_error(machine.error());
+  if (auto st = model::save_machine(*machine, output); !st) return report_error(st.error());
+  // Read it back as every consumer will.
+  auto check = model::load_machine(output, model::MachineCheck{model::this_host(), transport});
+  if (!check) return report_error(check.error());
+  const auto& c = machine->compute;
+  fmt::print("tilepipe calibrate: wrote {}\n", output);
+  fmt::print(
+      "  t_comp1 (wave3d)   {:.3f} ns per point (median of {} tile sizes, {:.3f} to {:.3f})\n",
+      c.t_comp1.count() * 1e9, c.samples.size(),
+      c.samples.empty() ? 0.0 : c.samples.front().t_comp1.count() * 1e9,
+      c.samples.empty() ? 0.0 : c.samples.back().t_comp1.count() * 1e9);
+  fmt::print("  t_start            {:.3f} us\n", machine->t_start.count() * 1e6);
+  fmt::print("  t_sync             {:.3f} us (notification, hybrid)\n",
+             machine->t_sync.count() * 1e6);
+  fmt::print("  link               {:.3f} us + bytes / {:.3f} GB/s\n",
+             machine->link.latency.count() * 1e6, machine->link.bandwidth_bytes_per_s / 1e9);
+  fmt::print("  t_sync_in          {:.3f} us\n", machine->t_sync_in.count() * 1e6);
+  return exit_ok;
+}
+
+const CommandRegistration registration{
+    {"calibrate", "measure this machine and transport; write a machine file (cost model)",
+     &run_calibrate}};
+
+}  // namespace
+}  // namespace tp::app

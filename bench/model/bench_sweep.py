@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""Model against measurement (issue 5): runs `tilepipe sweep` (which calibrates first unless
+--machine is given) and reports, per scheme, the model error |predicted - measured| / measured at
+every swept point whose tiles hold at least --min-work-us of work, and the measured time of the
+model's automatic choice against the best measured point of the same sweep.
+
+Writes OUT/sweep-K.json, OUT/sweep-K.csv, OUT/machine-K.json, OUT/sweep-K.png per sweep K and
+OUT/summary.md. usage:
+  bench_sweep.py BUILD_DIR OUT_DIR [--size 12x12x524288] [--heights 256:65536] [--nodes 2]
+                 [--cpus 1] [--repeat 3] [--sweeps 1] [--machine FILE] [--min-work-us 100]"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("build")
+    p.add_argument("out")
+    p.add_argument("--kernel", default="wave3d")
+    p.add_argument("--size", default="12x12x524288")
+    p.add_argument("--heights", default="256:65536")
+    p.add_argument("--nodes", default="2")
+    p.add_argument("--cpus", default="1")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--sweeps", type=int, default=1)
+    p.add_argument("--machine")
+    p.add_argument("--min-work-us", type=float, default=100.0)
+    a = p.parse_args()
+    tp = os.path.join(a.build, "apps/tilepipe/tilepipe")
+    if not os.access(tp, os.X_OK):
+        print(f"bench_sweep.py: {tp} is not built (cmake --build {a.build})", file=sys.stderr)
+        return 2
+    os.makedirs(a.out, exist_ok=True)
+    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                         text=True).stdout.strip()
+    md = [f"`tilepipe sweep --kernel {a.kernel} --size {a.size} --nodes {a.nodes} --cpus {a.cpus} "
+          f"--tile-heights {a.heights} --schemes all --repeat {a.repeat}"
+          + (f" --machine {a.machine}" if a.machine else "") + "`, "
+          f"{a.sweeps} sweep(s), git {sha}, host {platform.node()}, "
+          f"load average before: {os.getloadavg()[0]:.1f}", ""]
+    all_err = {}
+    choice_rows = []
+    for k in range(a.sweeps):
+        base = os.path.join(a.out, f"sweep-{k}")
+        cmd = [tp, "sweep", "--kernel", a.kernel, "--size", a.size, "--nodes", a.nodes, "--cpus",
+               a.cpus, "--tile-heights", a.heights, "--schemes", "all", "--repeat",
+               str(a.repeat), "--json", "--quiet", "--csv", base + ".csv", "--plot",
+               base + ".png"]
+        cmd += ["--machine", a.machine] if a.machine else ["--save-machine",
+                                                           os.path.join(a.out, f"machine-{k}.json")]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"bench_sweep.py: {' '.join(cmd)} failed: {r.stderr.strip()}", file=sys.stderr)
+            return 1
+        rows = json.loads(r.stdout)
+        with open(base + ".json", "w") as f:
+            json.dump(rows, f, indent=2)
+        for row in rows:
+            if not row["swept"] or row["measured_tile_s"] * 1e6 < a.min_work_us:
+                continue
+            key = f"{row['schedule']} + {row['grouping']}"
+            all_err.setdefault(key, []).append((abs(row["error"]), row["tile_height"], k))
+        best = min(rows, key=lambda x: x["measured_s"])
+        chosen = next(x for x in rows if x["chosen"])
+        choice_rows.append((k, chosen, best))
+        print(f"sweep {k}: done", file=sys.stderr)
+
+    md += [f"Model error |predicted - measured| / measured at the swept points whose tiles took "
+           f">= {a.min_work_us:g} us of computation (measured), medians of {a.repeat} "
+           "interleaved runs per point:", "",
+           "| scheme | points | median error | max error (at height) | within 10% |",
+           "|---|---|---|---|---|"]
+    for key in sorted(all_err):
+        errs = all_err[key]
+        worst = max(errs)
+        within = sum(1 for e in errs if e[0] <= 0.10)
+        md.append(f"| {key} | {len(errs)} | {100 * statistics.median(e[0] for e in errs):.1f}% | "
+                  f"{100 * worst[0]:.1f}% ({worst[1]}) | {within}/{len(errs)} |")
+    md += ["", "The model's choice (over every tile height and the four schemes) against the best "
+           "measured point of the same sweep:", "",
+           "| sweep | chosen | measured s | best measured | s | chosen / best |",
+           "|---|---|---|---|---|---|"]
+    for k, c, b in choice_rows:
+        md.append(f"| {k} | {c['schedule']} + {c['grouping']}, z = {c['tile_height']} | "
+                  f"{c['measured_s']:.4f} ({c['measured_min_s']:.4f}-{c['measured_max_s']:.4f}) | "
+                  f"{b['schedule']} + {b['grouping']}, z = {b['tile_height']} | "
+                  f"{b['measured_s']:.4f} ({b['measured_min_s']:.4f}-{b['measured_max_s']:.4f}) | "
+                  f"{c['measured_s'] / b['measured_s']:.3f} |")
+    md.append("")
+    md.append(f"load average after: {os.getloadavg()[0]:.1f}")
+    with open(os.path.join(a.out, "summary.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

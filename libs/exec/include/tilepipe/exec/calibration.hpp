@@ -1,0 +1,117 @@
+// Calibration probes (`tilepipe calibrate`): a kernel's cost per point at given tile shapes, and
+// the transport's send start, notification latency and transfer time by message size.
+#pragma once
+
+#include <tilepipe/comm/world.hpp>
+#include <tilepipe/exec/kernel.hpp>
+#include <tilepipe/exec/slab.hpp>
+#include <tilepipe/support/expected.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tp::exec {
+
+/// Measures a resident kernel's cost per point on tiles of one cross-section and any height,
+/// computed one after another along dimension `along` through a slab of at least `slab_points`
+/// points, the way a rank walks its row of tiles (so tiles stream from memory as in a real run).
+/// One probe serves every height up to max_height; callers interleave pass() over shapes and
+/// repeat it, so that a burst of load on a shared machine touches one pass of many shapes rather
+/// than every pass of one shape.
+template <ResidentKernel K>
+class TileCostProbe {
+ public:
+  static constexpr int D = K::dims;
+  using T = typename K::value_type;
+
+  /// The slab's extents (the interior; the kernel must accept them): `cross` in the other
+  /// dimensions, along `along` a multiple of max_height with at least 2 tiles and slab_points.
+  static Point<D> slab_size(const Point<D>& cross, int along, Index max_height, Index slab_points) {
+    TP_EXPECTS(along >= 0 && along < D && max_height >= 1);
+    Index cross_points = 1;
+    for (int d = 0; d < D; ++d) {
+      if (d != along) cross_points *= cross[d];
+    }
+    const Index tall = std::max<Index>(
+        2, (slab_points + cross_points * max_height - 1) / (cross_points * max_height));
+    Point<D> n = cross;
+    n[along] = tall * max_height;
+    return n;
+  }
+
+  /// Allocates the slab, fills its halo and touches every page once (not timed). `kernel` must
+  /// accept a space of `size` (it is copied).
+  TileCostProbe(const K& kernel, const Point<D>& size, int along) : kernel_(kernel), along_(along) {
+    for (int d = 0; d < D; ++d) {
+      TP_EXPECTS(size[d] >= 1);
+      space_.lo[d] = 1;
+      space_.hi[d] = 1 + size[d];
+      bounds_.lo[d] = 1 - halo_width<K>(d);
+      bounds_.hi[d] = space_.hi[d];
+    }
+    storage_.resize(static_cast<std::size_t>(bounds_.volume()));
+    fill_halo(kernel_, view(), space_);
+    kernel_.compute_tile(space_, view());
+  }
+
+  /// One timed pass with tiles of height z (1 <= z <= the slab's length): seconds per point.
+  double pass(Index z) {
+    using Clock = std::chrono::steady_clock;
+    const Index tiles = space_.extent(along_) / z;
+    TP_EXPECTS(z >= 1 && tiles >= 1);
+    Index cross_points = 1;
+    for (int d = 0; d < D; ++d) {
+      if (d != along_) cross_points *= space_.extent(d);
+    }
+    const auto a = Clock::now();
+    for (Index t = 0; t < tiles; ++t) {
+      Box<D> box = space_;
+      box.lo[along_] = 1 + t * z;
+      box.hi[along_] = box.lo[along_] + z;
+      kernel_.compute_tile(box, view());
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - a).count();
+    return s / static_cast<double>(tiles * z * cross_points);
+  }
+
+ private:
+  [[nodiscard]] SlabView<T, D> view() { return SlabView<T, D>(storage_.data(), bounds_); }
+  K kernel_;
+  int along_;
+  Box<D> space_;
+  Box<D> bounds_;
+  std::vector<T> storage_;
+};
+
+/// What the communication probe measured between ranks 0 and 1 (meaningful on rank 0).
+struct CommProbeResult {
+  /// Per probed size: bytes and the one-way transfer time (half the median round trip of a
+  /// ping-pong of that size), seconds.
+  std::vector<std::pair<std::int64_t, double>> one_way_s;
+  /// Per probed size: the median time of the isend call itself (the CPU cost of starting it).
+  std::vector<std::pair<std::int64_t, double>> isend_s;
+  /// One-way latency of a 8-byte message in the world's sync mode: how long a waiting rank takes
+  /// to learn that data landed (seconds).
+  double notify_s = 0;
+};
+
+/// What the communication probe does.
+struct CommProbeOptions {
+  std::vector<std::int64_t> sizes;  ///< message sizes in bytes (>= 1) for one_way_s and isend_s
+  int round_trips = 30;  ///< per size (>= 3), fewer for large sizes (at most 64 MiB moved per
+                         ///< size, at least 3); the median counts
+};
+
+/// Collective over the world (>= 2 ranks): ranks 0 and 1 ping-pong every size (sizes ascending),
+/// then 8-byte messages for the notification latency; other ranks only join the barriers.
+/// Errors: a transport failure or a peer that died.
+Expected<CommProbeResult> probe_comm(comm::World& world, const CommProbeOptions& opts);
+
+/// Seconds one synchronization of `threads` threads of one process takes (t_sync_in of seed 002
+/// formula (6)): the median of batches of barrier rounds. threads >= 2.
+double measure_thread_sync_s(int threads);
+
+}  // namespace tp::exec
