@@ -82,9 +82,8 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, int rank,
   std::unique_ptr<Engine> e(new Engine(config, rank, size));
   e->net_ = std::move(net);
   e->local_of_.assign(static_cast<std::size_t>(size), -1);
-  e->rndv_ =
-      config.rendezvous == RendezvousMode::automatic ? RendezvousMode::cma : config.rendezvous;
-  e->cma_ok_ = e->rndv_ == RendezvousMode::cma;
+  e->rndv_ = config.rendezvous;
+  e->cma_ok_ = e->rndv_ != RendezvousMode::copy;
   if (!local_ranks.empty()) {
     auto* header = reinterpret_cast<SegmentHeader*>(segment.data());
     if (header->magic != segment_magic || header->ranks != local_ranks.size()) {
@@ -425,7 +424,11 @@ void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody
     queue_control(peer, OutItem{OutItem::fin, 0, rts.send_id, 0});
     return;
   }
-  if (cma_ok_ && cfg_.cma_chunk_bytes != 0 && rts.total_bytes >= 2 * cfg_.cma_chunk_bytes) {
+  // automatic: copy below cma_min_bytes (two user-space copies on two cores beat a system call
+  // with page pinning there), cma above; cma/copy modes apply to every size.
+  const bool use_cma = cma_ok_ && (cfg_.rendezvous != RendezvousMode::automatic ||
+                                   rts.total_bytes >= cfg_.cma_min_bytes);
+  if (use_cma && cfg_.cma_chunk_bytes != 0 && rts.total_bytes >= 2 * cfg_.cma_chunk_bytes) {
     // Cooperative cma: open the sender's record and copy chunks; the sender helps while it
     // is inside the library (advance_coop_sends), otherwise we copy everything ourselves.
     RendezvousRecord& rec = peer.rx.records[rts.record];
@@ -448,7 +451,7 @@ void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody
     advance_coop_recv(r);
     return;
   }
-  if (cma_ok_) {
+  if (use_cma) {
     const int err = read_peer_memory(rts.pid, rts.address, r.rbuf, rts.total_bytes);
     if (err == 0) {
       complete(r);

@@ -26,7 +26,7 @@ enum class TransportKind : std::uint8_t {
 
 /// How the rendezvous protocol moves the payload (docs/protocols.md, "Rendezvous").
 enum class RendezvousMode : std::uint8_t {
-  automatic,  ///< cma when the kernel allows process_vm_readv between the ranks, else copy
+  automatic,  ///< copy below Config::cma_min_bytes, cma above (when the kernel allows it)
   cma,        ///< receiver reads the sender's buffer with process_vm_readv: one copy, no staging
   copy,       ///< pipelined through the eager slots: two copies, overlapped on two cores
 };
@@ -43,7 +43,8 @@ struct Config {
   /// Largest payload sent inline in one 64-byte cell (bytes, 0..48).
   std::size_t short_max_bytes = 48;
   /// Largest payload sent eagerly through one slot (bytes, short_max_bytes..slot_bytes).
-  std::size_t eager_max_bytes = 16 * 1024;
+  /// Measured: eager beats both rendezvous modes up to 64 KiB here (docs/benchmarks.md).
+  std::size_t eager_max_bytes = 64 * 1024;
   /// Size of one eager slot and of one copy-mode rendezvous fragment (bytes, multiple of 64).
   std::size_t slot_bytes = 64 * 1024;
   /// Eager slots per ordered pair of ranks (>= 2).
@@ -52,6 +53,10 @@ struct Config {
   std::uint32_t credit_batch = 4;
   /// 64-byte cells per ordered pair of ranks (a power of two, >= 4).
   std::uint32_t cells_per_channel = 64;
+  /// RendezvousMode::automatic: rendezvous messages of at least this size use cma, smaller ones
+  /// copy (measured crossover near 1 MiB: the system call and page pinning cost more than the
+  /// second copy below it). Ignored when the mode is cma or copy (bytes).
+  std::size_t cma_min_bytes = 1024 * 1024;
   /// cma rendezvous of at least two chunks is copied cooperatively, chunk by chunk, by the
   /// receiver (process_vm_readv) and, while it is inside the library, the sender
   /// (process_vm_writev). 0: the receiver copies alone (bytes, 0 or >= 4096).
