@@ -28,9 +28,10 @@ int main(int argc, char** argv) {
     checksum = tp::kernels::wave_reference_checksum(array, *size);
   }
   std::sort(times.begin(), times.end());
-  std::printf("{\"seconds\": %.6f, \"seconds_min\": %.6f, \"seconds_max\": %.6f, \"checksum\": "
-              "\"%s\"}\n",
-              times[times.size() / 2], times.front(), times.back(),
-              tp::kernels::format_checksum(checksum).c_str());
+  std::printf(
+      "{\"seconds\": %.6f, \"seconds_min\": %.6f, \"seconds_max\": %.6f, \"checksum\": "
+      "\"%s\"}\n",
+      times[times.size() / 2], times.front(), times.back(),
+      tp::kernels::format_checksum(checksum).c_str());
   return 0;
 }
