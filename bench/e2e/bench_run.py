@@ -8,9 +8,12 @@
   3. the four schemes (blocking/overlap x hyperplane/vertical) at each tile height, on shm and,
      with --mpi, on Open MPI over TCP loopback.
 
+With --machine FILE (from `tilepipe calibrate`), every row also carries the cost model's
+predicted time (`tilepipe plan --machine FILE --json`, field predicted_s).
+
 Writes OUT/results.json, OUT/summary.md (markdown tables) and OUT/schemes.png.
 usage: bench_run.py BUILD_DIR OUT_DIR [--size 16x16x1048576] [--heights 1024,4096,16384]
-                    [--repeat 3] [--mpi]"""
+                    [--repeat 3] [--mpi] [--machine FILE]"""
 import argparse
 import json
 import os
@@ -42,6 +45,7 @@ def main():
     p.add_argument("--heights", default="1024,4096,16384,65536")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--mpi", action="store_true", help="also Open MPI over TCP loopback")
+    p.add_argument("--machine", help="machine file: add the model's predicted time to each row")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     tp = os.path.join(a.build, "apps/tilepipe/tilepipe")
@@ -79,7 +83,16 @@ def main():
                         r = median_run(cmd, a.repeat, env)
                         if r["checksum"] != seq["checksum"]:
                             raise RuntimeError(f"checksum differs: {' '.join(cmd)}")
-                        rows.append({"transport": transport, "workers": workers,
+                        predicted = None
+                        if a.machine:
+                            plan = run_json([tp, "plan", "--kernel", kernel, "--size", a.size,
+                                             "--nodes", nodes, "--cpus", cpus, "--tile", str(h),
+                                             "--schedule", sched, "--grouping", group,
+                                             "--machine", a.machine, "--transport",
+                                             "mpi" if transport == "mpi-tcp" else "shm",
+                                             "--json"])
+                            predicted = plan["predicted_s"]
+                        rows.append({"predicted_s": predicted, "transport": transport, "workers": workers,
                                      "schedule": sched, "grouping": group, "tile_height": h,
                                      "seconds": r["seconds"], "seconds_min": r["seconds_min"],
                                      "seconds_max": r["seconds_max"],
@@ -100,12 +113,13 @@ def main():
           f"{one['seconds']:.4f} s ({one['seconds_min']:.4f}-{one['seconds_max']:.4f}), "
           f"ratio {one['seconds'] / seq['seconds']:.3f}.", "",
           "| transport | ranks x CPUs | schedule | grouping | tile height | seconds (min-max) | "
-          "efficiency T_seq/(2T) | hidden |", "|---|---|---|---|---|---|---|---|"]
+          "efficiency T_seq/(2T) | hidden | predicted s |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         hidden = "-" if r["hidden_share"] is None else f"{100 * r['hidden_share']:.0f}%"
         md.append(f"| {r['transport']} | {r['workers']} | {r['schedule']} | {r['grouping']} | "
                   f"{r['tile_height']} | {r['seconds']:.4f} ({r['seconds_min']:.4f}-"
-                  f"{r['seconds_max']:.4f}) | {r['efficiency']:.2f} | {hidden} |")
+                  f"{r['seconds_max']:.4f}) | {r['efficiency']:.2f} | {hidden} | "
+                  + ("-" if r["predicted_s"] is None else f"{r['predicted_s']:.4f}") + " |")
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
