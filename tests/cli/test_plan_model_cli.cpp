@@ -153,7 +153,11 @@ TEST_P(PlanModelCliBadInput, exits_2_with_one_line_naming_the_problem) {
 /// A file under the temporary directory with the given text; returns its path.
 std::string temp_file(const std::string& name, const std::string& text) {
   const auto path = (std::filesystem::temp_directory_path() / ("tp_model_cli_" + name)).string();
-  std::ofstream(path) << text;
+  // Every test process writes it at start-up while others may read it: write a private file and
+  // rename it into place (atomic), so that a reader never sees a truncated file.
+  const auto mine = path + "." + std::to_string(::getpid());
+  std::ofstream(mine) << text;
+  std::filesystem::rename(mine, path);
   return path;
 }
 

@@ -100,7 +100,10 @@ TEST_P(SweepCliBadInput, exits_2_with_one_line) {
 const std::string malformed_machine = [] {
   const auto p =
       (std::filesystem::temp_directory_path() / "tilepipe-sweep-malformed.json").string();
-  std::ofstream(p) << "{\"format\": \"tilepipe-machine\",\n";
+  // Written by every test process at start-up: a private file renamed into place (atomic).
+  const auto mine = p + "." + std::to_string(::getpid());
+  std::ofstream(mine) << "{\"format\": \"tilepipe-machine\",\n";
+  std::filesystem::rename(mine, p);
   return p;
 }();
 
