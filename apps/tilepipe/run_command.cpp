@@ -34,6 +34,7 @@ struct RunFlags {
   bool verify = false;
   bool json = false;
   bool cpus_given = false;
+  bool comm_thread = false;
 };
 
 // Physical memory in bytes (0 when unknown).
@@ -83,6 +84,10 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
     j["schedule"] = std::string(plan::to_string(plan.schedule().kind()));
     j["grouping"] = std::string(plan::to_string(plan.schedule().grouping().kind()));
     j["subtiles"] = total.summary.ranks.front().subtiles;
+    j["comm_thread"] = f.comm_thread;
+    j["comm_thread_share"] =
+        f.comm_thread ? nlohmann::ordered_json(total.summary.ranks.front().comm_thread.share)
+                      : nlohmann::ordered_json(nullptr);
     j["steps"] = plan.steps();
     j["checksum"] = checksum;
     j["seconds"] = seconds;
@@ -104,6 +109,12 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
       x["bytes_sent"] = r.bytes_sent;
       x["messages_received"] = r.messages_received;
       x["face_transfer_s"] = r.face_transfer_s;
+      if (f.comm_thread) {
+        const auto& c = r.comm_thread;
+        x["comm_thread"] = {{"share", c.share},         {"split_dim", c.split_dim},
+                            {"alpha_s", c.alpha_s},     {"comm_round_s", c.comm_round_s},
+                            {"compute_s", c.compute_s}, {"comm_s", c.comm_s}};
+      }
       ranks.push_back(x);
     }
     j["ranks"] = ranks;
@@ -124,6 +135,12 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
         "  phases (s, all threads): compute {:.6f}  send start {:.6f}  waiting {:.6f}  "
         "synchronization {:.6f}\n",
         phases.compute_s, phases.send_start_s, phases.wait_s, phases.sync_s);
+    if (f.comm_thread) {
+      const auto& c = total.summary.ranks.front().comm_thread;
+      fmt::print(
+          "  comm thread        share {:.3f} of a row{}; rank 0: compute {:.6f} s, comm {:.6f} s\n",
+          c.share, plan.cpus() == 1 ? " (an extra thread, m = 1)" : "", c.compute_s, c.comm_s);
+    }
     if (hidden >= 0) {
       fmt::print("  communication hidden behind computation: {:.0f}%\n", 100 * hidden);
     } else {
@@ -155,6 +172,7 @@ int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
   if (!kernel) return report_error(kernel.error());
   exec::PipelineOptions options;
   options.trace = !f.trace.empty();
+  options.comm_thread = f.comm_thread;
   if (f.subtiles != "auto") {
     auto s = parse_int(f.subtiles, "--subtiles", 1, 1 << 20);
     if (!s) return report_error(s.error());
@@ -231,6 +249,8 @@ int run_run(int argc, char** argv) {
   app.add_option("--trace", f.trace, "write a Chrome trace-event JSON file (Perfetto opens it)");
   app.add_option("--peer-timeout", f.peer_timeout_s,
                  "seconds after which a rank fails when a peer it waits on has died");
+  app.add_flag("--comm-thread", f.comm_thread,
+               "one thread per rank does all communication and computes a smaller share");
   app.add_flag("--verify", f.verify, "also run the sequential reference; fail unless identical");
   app.add_flag("--json", f.json, "print the results as one JSON object");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
@@ -282,6 +302,9 @@ int run_run(int argc, char** argv) {
     plan = plan::Plan::make(*request);
   }
   if (!plan) return report_error(plan.error());
+  if (f.comm_thread) {
+    if (auto ok = exec::check_comm_thread(*plan); !ok) return report_error(ok.error());
+  }
   if (!plan->tiling().is_rectangular()) {
     return report_error(Error(Errc::invalid_argument,
                               "tilepipe run executes rectangular tiles (--tile), not a general "
