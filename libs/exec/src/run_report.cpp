@@ -25,9 +25,10 @@ double RunSummary::hidden_share() const {
   for (const auto& r : ranks) {
     // With a communication thread its measured communication time is the work; otherwise the
     // faces moved times the probed face transfer time.
-    work += r.comm_thread.on
-                ? r.comm_thread.comm_s
-                : static_cast<double>(r.messages_received + r.messages_sent) * r.face_transfer_s;
+    const auto faces = r.messages_received + r.messages_sent;
+    if (faces == 0) continue;
+    work +=
+        r.comm_thread.on ? r.comm_thread.comm_s : static_cast<double>(faces) * r.face_transfer_s;
     waited += r.exposed_comm_s;
   }
   if (work <= 0) return -1;

@@ -13,9 +13,11 @@ namespace detail {
 /// The minimum of `value` over all ranks (collective; rank 0 gathers and answers).
 Expected<double> allreduce_min(comm::World& world, double value);
 
-/// Seconds of one step's communication work on this rank, as the communication thread does it:
-/// start one send on every send line, wait for one face on every receive line and unpack it,
-/// complete the sends. Median of 7 rounds after a barrier. Collective; 0 without lines.
+/// Seconds of CPU work of one step's communication on this rank, as the communication thread
+/// does it: start one send on every send line; (barrier: every face is on its way) wait for one
+/// face on every receive line and unpack it; (barrier) complete the sends. The barriers keep the
+/// time a peer takes to reach its sends out of C, which is the work, not the wait for a late
+/// producer. Median of 7 rounds. Collective; 0 without lines.
 template <int D>
 Expected<double> measure_comm_round(comm::World& world, const RankLayout<D>& layout,
                                     std::size_t elem_bytes) {
@@ -33,8 +35,6 @@ Expected<double> measure_comm_round(comm::World& world, const RankLayout<D>& lay
     out[l].resize(layout.send_lines[l].max_elems * elem_bytes);
   std::vector<double> times;
   for (int r = 0; r < reps; ++r) {
-    if (auto b = world.barrier(); !b) return Unexpected{b.error()};
-    const auto a = Clock::now();
     std::vector<comm::Request> recvs;
     std::vector<comm::Request> sends;
     for (std::size_t l = 0; l < in.size(); ++l) {
@@ -42,19 +42,28 @@ Expected<double> measure_comm_round(comm::World& world, const RankLayout<D>& lay
       if (!q) return Unexpected{q.error()};
       recvs.push_back(std::move(*q));
     }
+    if (auto b = world.barrier(); !b) return Unexpected{b.error()};
+    const auto a0 = Clock::now();
     for (std::size_t l = 0; l < out.size(); ++l) {
       auto q = world.isend(layout.send_lines[l].peer, tag, out[l]);
       if (!q) return Unexpected{q.error()};
       sends.push_back(std::move(*q));
     }
+    double work = seconds(Clock::now() - a0);
+    if (auto b = world.barrier(); !b) return Unexpected{b.error()};
+    const auto a1 = Clock::now();
     for (std::size_t l = 0; l < recvs.size(); ++l) {
       if (auto w = world.wait(recvs[l]); !w) return Unexpected{w.error()};
       std::memcpy(halo[l].data(), in[l].data(), in[l].size());  // the unpack
     }
+    work += seconds(Clock::now() - a1);
+    if (auto b = world.barrier(); !b) return Unexpected{b.error()};
+    const auto a2 = Clock::now();
     for (auto& q : sends) {
       if (auto w = world.wait(q); !w) return Unexpected{w.error()};
     }
-    times.push_back(lines ? seconds(Clock::now() - a) : 0.0);
+    work += seconds(Clock::now() - a2);
+    times.push_back(lines ? work : 0.0);
   }
   if (auto b = world.barrier(); !b) return Unexpected{b.error()};
   std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
