@@ -17,7 +17,8 @@ Expected<double> allreduce_min(comm::World& world, double value);
 /// does it: start one send on every send line; (barrier: every face is on its way) wait for one
 /// face on every receive line and unpack it; (barrier) complete the sends. The barriers keep the
 /// time a peer takes to reach its sends out of C, which is the work, not the wait for a late
-/// producer. Median of 7 rounds. Collective; 0 without lines.
+/// producer. Minimum of 7 rounds (like alpha: preemption on a shared machine only adds).
+/// Collective; 0 without lines.
 template <int D>
 Expected<double> measure_comm_round(comm::World& world, const RankLayout<D>& layout,
                                     std::size_t elem_bytes) {
@@ -66,8 +67,7 @@ Expected<double> measure_comm_round(comm::World& world, const RankLayout<D>& lay
     times.push_back(lines ? work : 0.0);
   }
   if (auto b = world.barrier(); !b) return Unexpected{b.error()};
-  std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
-  return times[times.size() / 2];
+  return *std::min_element(times.begin(), times.end());
 }
 
 /// The non-mapping dimension with the most CPUs (the first on ties), or -1 when m = 1.
