@@ -6,6 +6,8 @@
 
 #include <tilepipe/exec/pipeline.hpp>
 
+#include <set>
+
 namespace tp::exec {
 
 namespace detail {
@@ -148,11 +150,11 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
     if (split.dim >= 0) {
       split.min_width = std::max(1, halo[static_cast<std::size_t>(split.dim)]);
       ct.alpha_s = measure_tile_seconds(kernel, plain->typical_tile);
-      const auto factor =
-          static_cast<std::size_t>(split.dim - (split.dim > plan.map_dim() ? 1 : 0));
-      const auto q = static_cast<double>(
-          std::min<std::int64_t>(plan.cpu_grid()[factor],
-                                 plan.tile_space().counts()[static_cast<std::size_t>(split.dim)]));
+      std::set<Index> rows;  // this node's rows of tiles along k (fewer where the space ends)
+      for (const auto& step : plain->steps) {
+        for (const auto& task : step.tasks) rows.insert(task.box.lo[split.dim]);
+      }
+      const auto q = static_cast<double>(rows.size());
       if (overlap && ct.alpha_s > 0) share = 1.0 - ct.comm_round_s * (q - 1) / (q * ct.alpha_s);
       share = std::clamp(share, 0.0, 1.0);
     }
