@@ -231,6 +231,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   // The communication thread: start the sends of the faces packed at a step of parity p.
   const auto start_sends = [&](int p, std::int64_t step) {
     const auto a = Clock::now();
+    const auto sent_before = sent;
     for (auto& per_thread : pending) {
       for (std::size_t l : per_thread[static_cast<std::size_t>(p)]) {
         auto& line = layout.send_lines[l];
@@ -250,7 +251,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
     phases[0].send_start_s += detail::seconds(b - a);
     comm_step_s += detail::seconds(b - a);
     ct.comm_s += detail::seconds(b - a);
-    if (b != a) span(0, SpanKind::send_start, step, a, b);
+    if (sent != sent_before) span(0, SpanKind::send_start, step, a, b);
   };
   // The communication thread: wait for the remote faces of layout.steps[x]'s tasks, unpack them
   // into the slab halo, repost the receives; then complete every send in flight, so that a
@@ -321,7 +322,9 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
     }
     const auto c = Clock::now();
     phases[tt].send_start_s += detail::seconds(c - b);
-    if (c != b) span(t, SpanKind::send_start, step.time, b, c);
+    if (!pending[tt][static_cast<std::size_t>(s & 1)].empty()) {
+      span(t, SpanKind::send_start, step.time, b, c);
+    }
   };
   // The part of the communication thread's last step that the compute threads waited for: from
   // the last compute thread's end to its own end, at most its communication in that step.
