@@ -43,6 +43,7 @@ struct RunFlags {
   /// Set when the cost model chose the tile, schedule or grouping.
   std::optional<model::Choice> choice;
   std::string machine_label;  ///< the machine file's label and path, with choice
+  bool comm_thread = false;
 };
 
 // Physical memory in bytes (0 when unknown).
@@ -92,6 +93,10 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
     j["schedule"] = std::string(plan::to_string(plan.schedule().kind()));
     j["grouping"] = std::string(plan::to_string(plan.schedule().grouping().kind()));
     j["subtiles"] = total.summary.ranks.front().subtiles;
+    j["comm_thread"] = f.comm_thread;
+    j["comm_thread_share"] =
+        f.comm_thread ? nlohmann::ordered_json(total.summary.ranks.front().comm_thread.share)
+                      : nlohmann::ordered_json(nullptr);
     j["steps"] = plan.steps();
     j["checksum"] = checksum;
     j["seconds"] = seconds;
@@ -119,6 +124,12 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
       x["bytes_sent"] = r.bytes_sent;
       x["messages_received"] = r.messages_received;
       x["face_transfer_s"] = r.face_transfer_s;
+      if (f.comm_thread) {
+        const auto& c = r.comm_thread;
+        x["comm_thread"] = {{"share", c.share},         {"split_dim", c.split_dim},
+                            {"alpha_s", c.alpha_s},     {"comm_round_s", c.comm_round_s},
+                            {"compute_s", c.compute_s}, {"comm_s", c.comm_s}};
+      }
       ranks.push_back(x);
     }
     j["ranks"] = ranks;
@@ -139,6 +150,12 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
         "  phases (s, all threads): compute {:.6f}  send start {:.6f}  waiting {:.6f}  "
         "synchronization {:.6f}\n",
         phases.compute_s, phases.send_start_s, phases.wait_s, phases.sync_s);
+    if (f.comm_thread) {
+      const auto& c = total.summary.ranks.front().comm_thread;
+      fmt::print(
+          "  comm thread        share {:.3f} of a row{}; rank 0: compute {:.6f} s, comm {:.6f} s\n",
+          c.share, plan.cpus() == 1 ? " (an extra thread, m = 1)" : "", c.compute_s, c.comm_s);
+    }
     if (hidden >= 0) {
       fmt::print("  communication hidden behind computation: {:.0f}%\n", 100 * hidden);
     } else {
@@ -176,6 +193,7 @@ int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
   if (!kernel) return report_error(kernel.error());
   exec::PipelineOptions options;
   options.trace = !f.trace.empty();
+  options.comm_thread = f.comm_thread;
   if (f.subtiles == "auto" && f.choice && f.choice->prediction.step.subtiles > 0) {
     // The model's N (seed 002 formula (7) with the machine file's t_sync_in).
     options.subtiles = static_cast<int>(f.choice->prediction.step.subtiles);
@@ -307,6 +325,8 @@ int run_run(int argc, char** argv) {
   app.add_option("--trace", f.trace, "write a Chrome trace-event JSON file (Perfetto opens it)");
   app.add_option("--peer-timeout", f.peer_timeout_s,
                  "seconds after which a rank fails when a peer it waits on has died");
+  app.add_flag("--comm-thread", f.comm_thread,
+               "one thread per rank does all communication and computes a smaller share");
   app.add_flag("--verify", f.verify, "also run the sequential reference; fail unless identical");
   app.add_flag("--json", f.json, "print the results as one JSON object");
   app.add_option("--machine", f.machine,
@@ -379,6 +399,9 @@ int run_run(int argc, char** argv) {
     }
   }
   if (!plan) return report_error(plan.error());
+  if (f.comm_thread) {
+    if (auto ok = exec::check_comm_thread(*plan); !ok) return report_error(ok.error());
+  }
   if (!plan->tiling().is_rectangular()) {
     return report_error(Error(Errc::invalid_argument,
                               "tilepipe run executes rectangular tiles (--tile), not a general "

@@ -45,6 +45,36 @@ TEST(RunCli, every_scheme_verifies_bit_for_bit) {
   }
 }
 
+TEST(RunCli, comm_thread_verifies_and_reports_its_share) {
+  for (const char* cpus : {"1", "2"}) {
+    auto r = run({"--kernel", "wave3d", "--size", "9x10x301", "--tile", "16", "--nodes", "2",
+                  "--cpus", cpus, "--schedule", "overlap", "--sync", "block", "--comm-thread",
+                  "--verify", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << cpus << ": " << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["verified"], true);
+    EXPECT_EQ(j["comm_thread"], true);
+    const double share = j["comm_thread_share"].get<double>();
+    EXPECT_GE(share, 0.0);
+    EXPECT_LE(share, 1.0);
+    if (std::string(cpus) == "1") {
+      EXPECT_EQ(share, 0.0);  // an extra thread that only communicates
+    }
+    for (const auto& rank : j["ranks"]) {
+      EXPECT_EQ(rank["comm_thread"]["share"], share);
+      for (const char* key : {"split_dim", "alpha_s", "comm_round_s", "compute_s", "comm_s"}) {
+        EXPECT_TRUE(rank["comm_thread"].contains(key)) << key;
+      }
+      EXPECT_GT(rank["comm_thread"]["comm_s"].get<double>(), 0.0);
+    }
+  }
+  auto human = run({"--kernel", "wave2d", "--size", "64x3000", "--nodes", "2", "--cpus", "2",
+                    "--sync", "block", "--comm-thread", "--verify"});
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("comm thread        share "), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("verified           yes (bit for bit)"), std::string::npos);
+}
+
 TEST(RunCli, defaults_need_only_kernel_and_size) {
   auto r = run({"--kernel", "wave2d", "--size", "100x2000", "--verify"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -128,6 +158,10 @@ INSTANTIATE_TEST_SUITE_P(
                "run ...)"},
         BadRun{{"--kernel", "wave2d", "--size", "8x8", "--tile", "4", "--cpus", "0"},
                "--cpus: 0 must be >= 1"},
+        BadRun{{"--kernel", "wave3d", "--size", "9x10x301", "--tile", "16", "--cpus", "2",
+                "--grouping", "vertical", "--comm-thread"},
+               "--comm-thread runs with hyperplane grouping only (vertical grouping splits every "
+               "tile among the CPUs with a barrier per subtile)"},
         BadRun{{"--kernel", "wave3d", "--size", "3000000x3000000x3000", "--tile", "1024"},
                "the run needs about 100582838.1 GiB but this machine has *"}),
     [](const ::testing::TestParamInfo<BadRun>& param) {

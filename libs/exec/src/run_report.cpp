@@ -23,7 +23,12 @@ double RunSummary::hidden_share() const {
   double work = 0;
   double waited = 0;
   for (const auto& r : ranks) {
-    work += static_cast<double>(r.messages_received + r.messages_sent) * r.face_transfer_s;
+    // With a communication thread its measured communication time is the work; otherwise the
+    // faces moved times the probed face transfer time.
+    const auto faces = r.messages_received + r.messages_sent;
+    if (faces == 0) continue;
+    work +=
+        r.comm_thread.on ? r.comm_thread.comm_s : static_cast<double>(faces) * r.face_transfer_s;
     waited += r.exposed_comm_s;
   }
   if (work <= 0) return -1;
@@ -33,8 +38,9 @@ double RunSummary::hidden_share() const {
 namespace {
 
 struct Wire {
-  std::int64_t rank, threads, tiles, points, sent, bytes, received, subtiles;
-  double wall, compute, send_start, wait, sync, face, exposed;
+  std::int64_t rank, threads, tiles, points, sent, bytes, received, subtiles, ct_on, ct_dim;
+  double wall, compute, send_start, wait, sync, face, exposed, ct_share, ct_alpha, ct_round,
+      ct_compute, ct_comm;
 };
 
 }  // namespace
@@ -48,13 +54,20 @@ std::vector<std::byte> encode(const RankReport& r) {
                r.bytes_sent,
                r.messages_received,
                r.subtiles,
+               r.comm_thread.on ? 1 : 0,
+               r.comm_thread.split_dim,
                r.wall_s,
                r.phases.compute_s,
                r.phases.send_start_s,
                r.phases.wait_s,
                r.phases.sync_s,
                r.face_transfer_s,
-               r.exposed_comm_s};
+               r.exposed_comm_s,
+               r.comm_thread.share,
+               r.comm_thread.alpha_s,
+               r.comm_thread.comm_round_s,
+               r.comm_thread.compute_s,
+               r.comm_thread.comm_s};
   std::vector<std::byte> out(sizeof(Wire));
   std::memcpy(out.data(), &w, sizeof(Wire));
   return out;
@@ -77,6 +90,8 @@ RankReport decode_report(const std::vector<std::byte>& bytes) {
   r.phases = {w.compute, w.send_start, w.wait, w.sync};
   r.face_transfer_s = w.face;
   r.exposed_comm_s = w.exposed;
+  r.comm_thread = {w.ct_on != 0, w.ct_share, static_cast<int>(w.ct_dim), w.ct_alpha, w.ct_round,
+                   w.ct_compute, w.ct_comm};
   return r;
 }
 

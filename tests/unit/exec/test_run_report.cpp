@@ -77,4 +77,25 @@ TEST(Trace, spans_round_trip_and_render_as_chrome_trace) {
   EXPECT_NE(json.find(R"("title":"t\"q")"), std::string::npos);
 }
 
+TEST(RunSummary, comm_thread_fields_round_trip_and_its_comm_time_is_the_work) {
+  RankReport r;
+  r.messages_sent = 4;
+  r.face_transfer_s = 1.0;  // ignored with a communication thread
+  r.exposed_comm_s = 0.25;
+  r.comm_thread = {true, 0.375, 2, 1e-4, 3e-5, 0.5, 1.0};
+  const RankReport back = tp::exec::decode_report(tp::exec::encode(r));
+  EXPECT_TRUE(back.comm_thread.on);
+  EXPECT_DOUBLE_EQ(back.comm_thread.share, 0.375);
+  EXPECT_EQ(back.comm_thread.split_dim, 2);
+  EXPECT_DOUBLE_EQ(back.comm_thread.alpha_s, 1e-4);
+  EXPECT_DOUBLE_EQ(back.comm_thread.comm_round_s, 3e-5);
+  EXPECT_DOUBLE_EQ(back.comm_thread.compute_s, 0.5);
+  EXPECT_DOUBLE_EQ(back.comm_thread.comm_s, 1.0);
+  RunSummary s;
+  s.ranks = {back};
+  EXPECT_DOUBLE_EQ(s.hidden_share(), 0.75);
+  s.ranks[0].messages_sent = 0;  // no face moved: nothing to hide
+  EXPECT_EQ(s.hidden_share(), -1);
+}
+
 }  // namespace

@@ -32,6 +32,12 @@ struct PipelineOptions {
   /// Subtiles per tile for vertical grouping (seed 002 formula (7)); 0 = sqrt(alpha / t_sync_in)
   /// with alpha and t_sync_in measured on this rank before the run.
   int subtiles = 0;
+  /// One thread does all the rank's communication and computes a smaller share of the tiles
+  /// (seed 002 section 5.4; pipeline_comm_thread.hpp). Hyperplane grouping only.
+  bool comm_thread = false;
+  /// With comm_thread: the communication thread's share in [0, 1] instead of the measured one
+  /// (tests, experiments); negative = measure.
+  double comm_thread_share = -1;
   /// Record spans for a Chrome trace.
   bool trace = false;
   /// Time zero of the trace (the same on every rank of a host).
@@ -94,6 +100,16 @@ double measure_barrier_s(int threads);
 
 }  // namespace detail
 
+/// Why `plan` cannot run with a communication thread (vertical grouping), or success.
+Status check_comm_thread(const plan::Plan& plan);
+
+/// run_rank with PipelineOptions::comm_thread (pipeline_comm_thread.hpp).
+template <ResidentKernel K>
+Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(const K& kernel,
+                                                                    const plan::Plan& plan,
+                                                                    comm::World& world,
+                                                                    const PipelineOptions& options);
+
 /// Runs rank world.rank()'s tiles of `plan` for a resident kernel. Every rank of the world must
 /// call it with the same plan (world.size() == plan.nodes()) and options. Returns this rank's
 /// share of the result (combine the shares of all ranks for the total), or an Error: a peer that
@@ -102,6 +118,7 @@ template <ResidentKernel K>
 Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const plan::Plan& plan,
                                                         comm::World& world,
                                                         const PipelineOptions& options) {
+  if (options.comm_thread) return run_rank_comm_thread(kernel, plan, world, options);
   constexpr int D = K::dims;
   using T = typename K::value_type;
   using R = typename K::result_type;
@@ -393,3 +410,5 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
 }
 
 }  // namespace tp::exec
+
+#include <tilepipe/exec/pipeline_comm_thread.hpp>

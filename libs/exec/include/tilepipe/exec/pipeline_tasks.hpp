@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <utility>
 #include <vector>
@@ -75,13 +76,76 @@ Box<D> half_open_box(const plan::Plan& p, const plan::Index& tile) {
 
 }  // namespace detail
 
+/// A re-partition of every node's CPU rows along one non-mapping dimension (the communication
+/// thread's smaller share, docs/executor.md): node boundaries stay the plan's; inside a node, the
+/// row with CPU coordinate 0 along `dim` gets `share` times an equal row's width, the other rows
+/// split the rest evenly. dim < 0: the plan's boxes unchanged.
+struct RowSplit {
+  int dim = -1;       ///< 0-based split dimension k (m_k > 1), or -1
+  double share = 1;   ///< row 0's width over W / q (W: the node's width along k, q: its rows)
+  int min_width = 1;  ///< every row keeps at least this many points (>= the halo along k)
+};
+
+/// The q + 1 boundaries of q rows over [lo, hi) under `split` (row 0 first): row 0 has
+/// round(share * W / q) points clamped to [min_width, W - (q - 1) min_width], the others the rest
+/// as evenly as possible (the first ones one point more). Deterministic: every rank computes the
+/// same bounds from the same inputs. Precondition: q >= 1, hi - lo >= q * min_width.
+inline std::vector<Index> split_row_bounds(Index lo, Index hi, Index q, const RowSplit& split) {
+  TP_EXPECTS(q >= 1 && hi - lo >= q * split.min_width);
+  std::vector<Index> b(static_cast<std::size_t>(q + 1));
+  b.front() = lo;
+  b.back() = hi;
+  if (q == 1) return b;
+  const Index width = hi - lo;
+  const double equal = static_cast<double>(width) / static_cast<double>(q);
+  const Index first = std::clamp<Index>(std::llround(split.share * equal), split.min_width,
+                                        width - (q - 1) * split.min_width);
+  const Index rest = width - first;
+  b[1] = lo + first;
+  for (Index r = 1; r < q; ++r) {
+    const Index w = rest / (q - 1) + (r - 1 < rest % (q - 1) ? 1 : 0);
+    b[static_cast<std::size_t>(r + 1)] = b[static_cast<std::size_t>(r)] + w;
+  }
+  TP_ASSERT(b.back() == hi);
+  return b;
+}
+
+/// The box of `tile` (half-open) after `split`: along split.dim the tile's row of its node takes
+/// the split's bounds; the plan's box otherwise (and when the node's width cannot give every row
+/// min_width points).
+template <int D>
+Box<D> split_tile_box(const plan::Plan& plan, const plan::Index& tile, const RowSplit& split) {
+  Box<D> box = detail::half_open_box<D>(plan, tile);
+  if (split.dim < 0) return box;
+  const int k = split.dim;
+  const auto kk = static_cast<std::size_t>(k);
+  const auto factor = static_cast<std::size_t>(k - (k > plan.map_dim() ? 1 : 0));
+  const Index m_k = plan.cpu_grid()[factor];
+  const Index count = plan.tile_space().counts()[kk];
+  const Index first = tile[kk] / m_k * m_k;
+  const Index last = std::min(count - 1, first + m_k - 1);
+  auto lo_tile = tile;
+  auto hi_tile = tile;
+  lo_tile[kk] = first;
+  hi_tile[kk] = last;
+  const Index lo = detail::half_open_box<D>(plan, lo_tile).lo[k];
+  const Index hi = detail::half_open_box<D>(plan, hi_tile).hi[k];
+  const Index q = last - first + 1;
+  if (hi - lo < q * split.min_width) return box;
+  const auto b = split_row_bounds(lo, hi, q, split);
+  box.lo[k] = b[static_cast<std::size_t>(tile[kk] - first)];
+  box.hi[k] = b[static_cast<std::size_t>(tile[kk] - first + 1)];
+  return box;
+}
+
 /// Builds rank `rank`'s layout. `halo[d]` is the kernel's halo width along d. Faces crossing
 /// dimension k are the halo[k] layers at the tile's high end, extended below by the halo in the
 /// other dimensions when a dependence has several non-zero components (so that corner values
-/// travel through the faces).
+/// travel through the faces). Tile boxes are the plan's, re-partitioned by `split` if given.
 template <int D>
 Expected<RankLayout<D>> build_rank_layout(const plan::Plan& plan, int rank,
-                                          const std::array<int, D>& halo, bool extend_faces) {
+                                          const std::array<int, D>& halo, bool extend_faces,
+                                          const RowSplit& split = {}) {
   if (!plan.tiling().is_rectangular()) {
     return fail(Errc::invalid_argument,
                 "the executor runs rectangular tiles only (a general tiling matrix was given)");
@@ -99,7 +163,7 @@ Expected<RankLayout<D>> build_rank_layout(const plan::Plan& plan, int rank,
 
   std::map<std::pair<int, int>, int> recv_index;  // (k, cpu) -> line
   std::map<std::pair<int, int>, int> send_index;
-  Box<D> rank_box = detail::half_open_box<D>(plan, tiles.front());
+  Box<D> rank_box = split_tile_box<D>(plan, tiles.front(), split);
   layout.typical_tile = rank_box;
   layout.min_map_extent = rank_box.extent(i);
   const auto region_of = [&](const Box<D>& box, int k, bool outgoing) {
@@ -120,7 +184,7 @@ Expected<RankLayout<D>> build_rank_layout(const plan::Plan& plan, int rank,
           {time, {}, std::vector<int>(static_cast<std::size_t>(plan.cpus()), -1)});
     }
     Task<D> task;
-    task.box = detail::half_open_box<D>(plan, tile);
+    task.box = split_tile_box<D>(plan, tile, split);
     task.in_line.fill(-1);
     task.out_line.fill(-1);
     const auto cpu_coords = plan.cpu_of(tile);

@@ -37,8 +37,22 @@ struct RankReport {
   double face_transfer_s = 0;  ///< measured time to move one face to a neighbour (0: none)
   /// Communication the CPUs did wait for: each wait for a face (or for a blocking send) counts
   /// at most face_transfer_s; the rest of a longer wait is idle time (the producer was not done).
+  /// With a communication thread: per step, the part of its communication after the last compute
+  /// thread finished (all of it while nothing computes: blocking, pipeline fill, last sends).
   double exposed_comm_s = 0;
   int subtiles = 1;  ///< N of vertical grouping (1 for hyperplane)
+  /// The communication thread (--comm-thread, seed 002 5.4); all zero when it was off.
+  struct CommThread {
+    bool on = false;
+    /// Its compute share: the width of its row of tiles over an equal row's (0: an extra thread
+    /// that computes nothing, m = 1), the same on every rank.
+    double share = 0;
+    int split_dim = 0;        ///< 1-based dimension along which the rows were re-cut (0: none)
+    double alpha_s = 0;       ///< measured time of one tile of the plan (equal share)
+    double comm_round_s = 0;  ///< measured communication work per step (C), this rank
+    double compute_s = 0;     ///< the comm thread's time in compute_tile during the run
+    double comm_s = 0;        ///< its time starting sends, waiting for faces, unpacking
+  } comm_thread;
 };
 
 /// The reports of all ranks and what follows from them.
@@ -50,8 +64,9 @@ struct RunSummary {
   /// Phase times summed over every thread of every rank.
   [[nodiscard]] PhaseTimes phases() const;
   /// Share of the communication work hidden behind computation, in [0, 1]:
-  /// 1 - sum(exposed_comm_s) / sum((faces received + sent) x face_transfer_s). -1 when no face
-  /// moved between ranks.
+  /// 1 - sum(exposed_comm_s) / sum((faces received + sent) x face_transfer_s), or with a
+  /// communication thread 1 - sum(exposed_comm_s) / sum(comm_thread.comm_s). -1 when there was no
+  /// communication work.
   [[nodiscard]] double hidden_share() const;
 };
 
