@@ -6,6 +6,7 @@
 
 #include <tilepipe/comm/launch.hpp>
 #include <tilepipe/comm/world.hpp>
+#include <tilepipe/exec/face_transport.hpp>
 #include <tilepipe/exec/gather.hpp>
 #include <tilepipe/exec/pipeline.hpp>
 #include <tilepipe/kernels/wave.hpp>
@@ -44,6 +45,7 @@ struct RunFlags {
   std::optional<model::Choice> choice;
   std::string machine_label;  ///< the machine file's label and path, with choice
   bool comm_thread = false;
+  bool rendezvous_faces = false;  ///< keep the transport's default protocols for faces
 };
 
 // Physical memory in bytes (0 when unknown).
@@ -236,6 +238,10 @@ int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
     }
     return report<D>(f, plan, **total, verified);
   };
+  // Faces up to 1 MiB travel eagerly: inside isend, with nothing left to progress (executor.md).
+  if (!f.rendezvous_faces) {
+    config = exec::eager_faces_config(config, exec::max_face_bytes(plan, sizeof(float), 1, false));
+  }
   if (comm::World::launched_by_mpi()) {
     auto world = comm::World::from_mpi(config);
     if (!world) return report_error(world.error());
@@ -325,6 +331,9 @@ int run_run(int argc, char** argv) {
   app.add_option("--trace", f.trace, "write a Chrome trace-event JSON file (Perfetto opens it)");
   app.add_option("--peer-timeout", f.peer_timeout_s,
                  "seconds after which a rank fails when a peer it waits on has died");
+  app.add_flag("--rendezvous-faces", f.rendezvous_faces,
+               "keep the transport's size thresholds for faces (default: faces up to 1 MiB are "
+               "sent eagerly, inside isend)");
   app.add_flag("--comm-thread", f.comm_thread,
                "one thread per rank does all communication and computes a smaller share");
   app.add_flag("--verify", f.verify, "also run the sequential reference; fail unless identical");
