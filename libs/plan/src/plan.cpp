@@ -43,8 +43,22 @@ struct Candidate {
   std::int64_t face = 0;
 };
 
+// Rows of tiles (mesh_k x m_k) and the mesh, last non-mapping dimension first: the tie-breaks
+// below prefer cutting the outer dimensions and keeping the inner ones, next to the contiguous
+// last dimension of a row-major array, wide (longer runs for a tile's rows to reuse).
+Index inner_first(const Index& a, const Index& b) {
+  Index key;
+  for (std::size_t k = a.size(); k-- > 0;) key.push_back(a[k] * (b.empty() ? 1 : b[k]));
+  return key;
+}
+
 bool better(const Candidate& a, const Candidate& b) {
-  return std::tie(a.steps, a.face, a.mesh, a.cpu) < std::tie(b.steps, b.face, b.mesh, b.cpu);
+  const Index rows_a = inner_first(a.mesh, a.cpu);
+  const Index rows_b = inner_first(b.mesh, b.cpu);
+  const Index mesh_a = inner_first(a.mesh, {});
+  const Index mesh_b = inner_first(b.mesh, {});
+  return std::tie(a.steps, a.face, rows_a, mesh_a, a.cpu) <
+         std::tie(b.steps, b.face, rows_b, mesh_b, b.cpu);
 }
 
 std::int64_t node_face_points(const Index& mesh_full, const Index& cpu_full, const Tiling& tiling,

@@ -15,9 +15,9 @@ tp::plan::Plan plan_of(std::vector<std::int64_t> size, std::int64_t height, std:
 }
 
 TEST(FaceTransport, face_bytes_follow_the_tile_extents_across_node_boundaries) {
-  // 16x16x4096 on 2 nodes: mesh 1x2, tiles 16x8x1024; the face across dimension 2 is 16x1024.
+  // 16x16x4096 on 2 nodes: mesh 2x1, tiles 8x16x1024; the face across dimension 1 is 16x1024.
   const auto p = plan_of({16, 16, 4096}, 1024, 2);
-  ASSERT_EQ(p.tiling().tile_extents(), (std::vector<std::int64_t>{16, 8, 1024}));
+  ASSERT_EQ(p.tiling().tile_extents(), (std::vector<std::int64_t>{8, 16, 1024}));
   EXPECT_EQ(tp::exec::max_face_bytes(p, 4, 1, false), 16u * 1024u * 4u);
   EXPECT_EQ(tp::exec::max_face_bytes(p, 4, 1, true), 17u * 1025u * 4u);
   // One node: no face crosses a node boundary.
