@@ -34,6 +34,7 @@ void Engine::write_cell(ShmPeer& p, CellKind kind, int tag, std::uint32_t bytes,
   c.tag = tag;
   c.bytes = bytes;
   if (body_bytes > 0) std::memcpy(c.body, body, body_bytes);
+  if (link_ != nullptr) link_->stamp(p.world_rank, c);
   const auto seq = static_cast<std::uint32_t>(p.tx_next);
   ++p.tx_next;
   if (cfg_.sync == SyncMode::poll) {
@@ -143,6 +144,7 @@ void Engine::drain_channel(ShmPeer& p) {
     // seq_cst (a plain load on x86, like acquire): pairs with the sender's release/seq_cst store
     // of seq, making the cell body and slot visible; seq_cst for the eventcount (write_cell).
     if (c.seq.load(std::memory_order_seq_cst) != static_cast<std::uint32_t>(p.rx_next)) break;
+    if (link_ != nullptr && !link_->arrived(c)) break;  // still in flight on the emulated link
     handle_cell(p, c);
     ++p.rx_next;
     consumed = true;
