@@ -300,6 +300,7 @@ int run_sweep(int argc, char** argv) {
   // Predictions, and the model's own choice over every height and the swept schemes.
   model::ModelOptions mopt;
   mopt.kernel = problem.kernel;
+  mopt.edge_steps = true;  // measured runs have a fill and a drain (docs/model.md)
   for (auto& pt : points) {
     plan::PlanRequest r = *base;
     r.tile_height = pt.height;

@@ -30,6 +30,10 @@ const std::vector<std::string> small_run = {"--kernel", "wave3d", "--size",  "9x
                                             "--tile",   "16",     "--nodes", "2",
                                             "--cpus",   "1",      "--sync",  "block"};
 
+/// The run of small_run with the tile left to the model.
+const std::vector<std::string> model_run = {"--kernel", "wave3d", "--size", "9x10x301", "--nodes",
+                                            "2",        "--cpus", "1",      "--sync",   "block"};
+
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -121,20 +125,20 @@ TEST(LinkCli, a_machine_file_from_another_link_exits_2_and_suggests_calibrate) {
     EXPECT_GE(m["comm"]["latency_us"].get<double>(), 10.0);
   }
 
-  auto r = tilepipe("run", with(small_run, {"--machine", bare, "--tile", "auto", "--link",
+  auto r = tilepipe("run", with(model_run, {"--machine", bare, "--tile", "auto", "--link",
                                             "latency=20us,bandwidth=80MB/s"}));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err, "tilepipe: error: machine file '" + bare +
                        "' was measured without an emulated link but this run asks for --link "
                        "latency=20us,bandwidth=80MB/s: run `tilepipe calibrate --link "
                        "latency=20us,bandwidth=80MB/s`\n");
-  r = tilepipe("run", with(small_run, {"--machine", linked, "--tile", "auto"}));
+  r = tilepipe("run", with(model_run, {"--machine", linked, "--tile", "auto"}));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err, "tilepipe: error: machine file '" + linked +
                        "' was measured with --link latency=20us,bandwidth=80MB/s but no --link "
                        "is given: pass --link latency=20us,bandwidth=80MB/s or run `tilepipe "
                        "calibrate`\n");
-  r = tilepipe("run", with(small_run, {"--machine", linked, "--tile", "auto", "--link", "d330"}));
+  r = tilepipe("run", with(model_run, {"--machine", linked, "--tile", "auto", "--link", "d330"}));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("was measured with --link latency=20us,bandwidth=80MB/s but this run asks "
                        "for --link latency=68us,bandwidth=84120KB/s"),
@@ -150,7 +154,7 @@ TEST(LinkCli, a_machine_file_from_another_link_exits_2_and_suggests_calibrate) {
   EXPECT_NE(r.err.find("run `tilepipe calibrate --link latency=4660ns"), std::string::npos)
       << r.err;
   // The matching link is accepted: the model chooses and the run verifies.
-  r = tilepipe("run", with(small_run, {"--machine", linked, "--tile", "auto", "--link",
+  r = tilepipe("run", with(model_run, {"--machine", linked, "--tile", "auto", "--link",
                                        "latency=20us,bandwidth=80MB/s", "--verify", "--json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["chosen_by"], "model");

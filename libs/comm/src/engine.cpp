@@ -480,6 +480,7 @@ void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody
 // ---- progress and waits ----
 
 void Engine::progress() {
+  if (link_ != nullptr) complete_link_sends();
   for (std::size_t i = 0; i < peers_.size(); ++i) {
     if (static_cast<int>(i) == my_local_) continue;
     ShmPeer& p = peers_[i];
@@ -745,8 +746,8 @@ Status Engine::barrier() {
 Status Engine::send(int dest, int tag, std::span<const std::byte> data) {
   // Fast path: a short or eager message to an shm peer with nothing queued ahead of it and
   // credits at hand completes on the spot, without a request (one lock, one cell write).
-  if (dest >= 0 && dest < size_ && dest != rank_ && tag >= min_internal_tag && tag <= max_tag &&
-      data.size() <= cfg_.eager_max_bytes) {
+  if (link_ == nullptr && dest >= 0 && dest < size_ && dest != rank_ && tag >= min_internal_tag &&
+      tag <= max_tag && data.size() <= cfg_.eager_max_bytes) {
     const int local = local_of_[static_cast<std::size_t>(dest)];
     if (local >= 0) {
       std::lock_guard lock(mu_);

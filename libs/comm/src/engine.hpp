@@ -185,6 +185,11 @@ class Engine {
   /// True when a message from `p` is published but still in flight on the emulated link (a
   /// peer that departed after sending it has not lost it: it arrives later).
   bool in_flight_on_link(const ShmPeer& p) const noexcept;
+  /// A short or eager send just published: complete it now, or with a link once the link has
+  /// pushed its bytes (max(start, free) + bytes / bandwidth), like a DMA engine reading them.
+  void complete_send(ReqState& r);
+  /// Completes the held sends whose link time has passed (called by progress()).
+  void complete_link_sends();
 
   // shm channels (shm_channel.cpp).
   bool has_cell(ShmPeer& p);

@@ -208,7 +208,12 @@ std::uint64_t LinkEmulator::depart(int dest, std::size_t bytes) noexcept {
   const auto transfer =
       static_cast<std::uint64_t>(std::llround(static_cast<double>(bytes) * ns_per_byte_));
   free_at = start + transfer;
+  last_done_ns_ = free_at;
   return free_at + static_cast<std::uint64_t>(link_.latency.count());
+}
+
+void LinkEmulator::hold_send(std::uint64_t id, std::uint64_t done_ns) {
+  held_.push_back(Held{id, done_ns});
 }
 
 void LinkEmulator::stamp(int dest, Cell& cell) noexcept {

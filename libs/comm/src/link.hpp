@@ -5,6 +5,7 @@
 
 #include <tilepipe/comm/link.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -27,6 +28,9 @@ struct LinkPutNotice {
   std::uint64_t bytes;
 };
 
+/// steady_clock now, in nanoseconds since its epoch.
+std::uint64_t link_now_ns() noexcept;
+
 /// Per-rank link state. Times are steady_clock (CLOCK_MONOTONIC) nanoseconds, a clock shared by
 /// every process of one host, so a stamp written by the sender means the same instant to the
 /// receiver. Guarded by the Engine's lock.
@@ -43,6 +47,28 @@ class LinkEmulator {
   /// Receiver, in drain_channel: true when the cell's arrival time has passed; otherwise
   /// remembers it as the next time worth waking up for, and the channel stops there (FIFO).
   bool arrived(const Cell& cell) noexcept;
+
+  /// Sender: when the link finishes pushing the last message stamped (its free time, ns).
+  [[nodiscard]] std::uint64_t last_done_ns() const noexcept { return last_done_ns_; }
+  /// Sender: keeps request `id` incomplete until `done_ns`.
+  void hold_send(std::uint64_t id, std::uint64_t done_ns);
+  /// Sender: calls `release(id)` for every held send whose time has passed; remembers the
+  /// earliest one still held as a time worth waking up for.
+  template <class Release>
+  void release_due(Release&& release) {
+    if (held_.empty()) return;
+    const std::uint64_t now = link_now_ns();
+    for (std::size_t k = held_.size(); k-- > 0;) {
+      if (held_[k].done_ns <= now) {
+        const std::uint64_t id = held_[k].id;
+        held_[k] = held_.back();
+        held_.pop_back();
+        release(id);
+      } else {
+        next_due_ns_ = std::min(next_due_ns_, held_[k].done_ns);
+      }
+    }
+  }
 
   /// Receiver: counts a put notice (tag_link_put payload) for its region.
   void on_put_notice(const std::byte* data, std::size_t bytes);
@@ -64,9 +90,12 @@ class LinkEmulator {
   std::vector<std::uint64_t> free_at_ns_;  ///< by destination world rank
   std::vector<std::uint64_t> notices_;     ///< by region id
   std::uint64_t next_due_ns_ = UINT64_MAX;
+  std::uint64_t last_done_ns_ = 0;
+  struct Held {
+    std::uint64_t id;
+    std::uint64_t done_ns;
+  };
+  std::vector<Held> held_;  ///< sends completing when the link has pushed their bytes
 };
-
-/// steady_clock now, in nanoseconds since its epoch.
-std::uint64_t link_now_ns() noexcept;
 
 }  // namespace tp::comm::detail

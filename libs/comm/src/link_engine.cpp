@@ -41,6 +41,21 @@ Status Engine::put_over_link(RegionState& rs, std::uint32_t region, int target, 
   return send(target, tag_link_put, std::as_bytes(std::span(&notice, 1)));
 }
 
+void Engine::complete_send(ReqState& r) {
+  if (link_ == nullptr || link_->last_done_ns() <= link_now_ns()) {
+    complete(r);
+    return;
+  }
+  link_->hold_send(id_of(r.index), link_->last_done_ns());
+}
+
+void Engine::complete_link_sends() {
+  link_->release_due([this](std::uint64_t id) {
+    // A request that failed (or was waited out) meanwhile is gone or reused: the id says so.
+    if (ReqState* r = find_request(id); r != nullptr && !r->done) complete(*r);
+  });
+}
+
 bool Engine::in_flight_on_link(const ShmPeer& p) const noexcept {
   if (link_ == nullptr || p.rx.cells == nullptr) return false;
   const Cell& c = p.rx.cells[(p.rx_next - 1) & (geo_.cells - 1)];

@@ -55,7 +55,7 @@ bool Engine::try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index) {
   if (!has_cell(p)) return false;
   if (r.sbytes <= cfg_.short_max_bytes) {
     write_cell(p, cell_short, r.tag, static_cast<std::uint32_t>(r.sbytes), r.sbuf, r.sbytes);
-    complete(r);
+    complete_send(r);
     return true;
   }
   if (r.sbytes <= cfg_.eager_max_bytes) {
@@ -63,7 +63,7 @@ bool Engine::try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index) {
     std::memcpy(slot_ptr(p.tx, p.tx_slot_next), r.sbuf, r.sbytes);
     ++p.tx_slot_next;
     write_cell(p, cell_eager, r.tag, static_cast<std::uint32_t>(r.sbytes), nullptr, 0);
-    complete(r);
+    complete_send(r);
     return true;
   }
   // The n-th RTS of a channel uses record n mod 8; wait (queued) while that record's earlier

@@ -164,6 +164,34 @@ TEST(LinkDelivery, back_to_back_messages_share_the_link) {
   expect_lower_bound(SyncMode::hybrid, 200'000, 3);
 }
 
+TEST(LinkDelivery, eager_send_completes_when_the_link_has_pushed_its_bytes) {
+  const Config cfg = link_config(SyncMode::hybrid, "latency=50ms,bandwidth=20MB/s");
+  run_ranks(2, cfg, [&cfg](World& w) {
+    constexpr std::size_t bytes = 40'000;  // 2 ms on the link
+    RANK_OK(w.barrier());
+    if (w.rank() == 0) {
+      const auto msg = make_message(0, 1, 1, bytes);
+      const std::int64_t t0 = now_ns();
+      auto r = w.isend(1, 4, msg);
+      RANK_OK(r);
+      RANK_OK(w.wait(*r));  // no receive is posted yet: the link, not the receiver, decides
+      const std::int64_t t1 = now_ns();
+      RANK_CHECK(t1 - t0 >= cfg.link.transfer_time(bytes).count());
+      RANK_OK(w.send(1, 4, msg));  // blocking send: the second transfer follows the first
+      RANK_CHECK(now_ns() - t0 >= 2 * cfg.link.transfer_time(bytes).count());
+      RANK_OK(w.barrier());
+      return 0;
+    }
+    RANK_OK(w.barrier());
+    std::vector<std::byte> buf(bytes);
+    for (int i = 0; i < 2; ++i) {
+      RANK_OK(w.recv(0, 4, buf));
+      RANK_CHECK(check_message(buf, 0, 1, 1));
+    }
+    return 0;
+  });
+}
+
 TEST(LinkDelivery, order_is_kept_across_protocols_and_any_source) {
   const Config cfg = link_config(SyncMode::hybrid, "latency=200us,bandwidth=200MB/s");
   run_ranks(3, cfg, [](World& w) {
