@@ -262,7 +262,7 @@ void expect_sleeping_wait(SyncMode sync) {
     RANK_OK(w.recv(0, 3, buf));
     const std::int64_t wall = now_ns() - t0;
     const std::int64_t cpu = cpu_ns() - c0;
-    RANK_CHECK(wall >= 150'000'000);
+    RANK_CHECK(wall >= 50'000'000);  // ~200 ms; generous for a rank descheduled after the barrier
     if (cpu * 4 >= wall) {
       std::fprintf(stderr, "cpu %lld ns over a wait of %lld ns\n", static_cast<long long>(cpu),
                    static_cast<long long>(wall));
