@@ -1,6 +1,7 @@
 // `tilepipe calibrate`: measures this machine and transport and writes a machine file.
 #include "calibration_runner.hpp"
 #include "command.hpp"
+#include "link_option.hpp"
 #include "plan_options.hpp"
 
 #include <tilepipe/model/machine_file.hpp>
@@ -22,6 +23,7 @@ int run_calibrate(int argc, char** argv) {
   std::string heights;
   bool quick = false;
   bool quiet = false;
+  std::string link;
   app.add_option("--transport", transport, "the transport to measure (shm)");
   app.add_option("-o,--output", output,
                  "machine file to write (default: $TILEPIPE_MACHINE, else "
@@ -36,6 +38,7 @@ int run_calibrate(int argc, char** argv) {
                  "(default 16:extent)");
   app.add_flag("--quick", quick, "fewer and smaller probes (seconds; for tests and demos)");
   app.add_flag("--quiet", quiet, "no progress display");
+  add_link_option(app, link);
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 
   if (transport != "shm" && transport != "mpi") {
@@ -47,8 +50,11 @@ int run_calibrate(int argc, char** argv) {
                               "--transport mpi: calibration over MPI is not implemented; "
                               "calibrate shm (`tilepipe calibrate --transport shm`)"));
   }
+  auto parsed_link = parse_link_option(link);
+  if (!parsed_link) return report_error(parsed_link.error());
   CalibrateSpec spec;
   spec.transport = transport;
+  spec.link = *parsed_link;
   spec.progress = !quiet;
   if (quick) {
     spec.slab_points = std::int64_t{1} << 20;
@@ -82,7 +88,7 @@ int run_calibrate(int argc, char** argv) {
   } else if (!heights.empty()) {
     return report_error(Error(Errc::invalid_argument, "--tile-heights needs --kernel and --size"));
   }
-  if (output.empty()) output = default_machine_path(transport);
+  if (output.empty()) output = default_machine_path(transport, spec.link);
   if (output.empty()) {
     return report_error(
         Error(Errc::invalid_argument,
@@ -92,7 +98,7 @@ int run_calibrate(int argc, char** argv) {
   const std::filesystem::path out_path(output);
   std::error_code ec;
   if (out_path.has_parent_path() && !std::filesystem::is_directory(out_path.parent_path(), ec)) {
-    if (output == default_machine_path(transport)) {
+    if (output == default_machine_path(transport, spec.link)) {
       std::filesystem::create_directories(out_path.parent_path(), ec);
     }
     if (!std::filesystem::is_directory(out_path.parent_path(), ec)) {
@@ -110,7 +116,9 @@ int run_calibrate(int argc, char** argv) {
   if (!machine) return report_error(machine.error());
   if (auto st = model::save_machine(*machine, output); !st) return report_error(st.error());
   // Read it back as every consumer will.
-  auto check = model::load_machine(output, model::MachineCheck{model::this_host(), transport});
+  model::MachineCheck readback{model::this_host(), transport, std::nullopt};
+  readback.emulated_link = comm::to_string(spec.link);
+  auto check = model::load_machine(output, readback);
   if (!check) return report_error(check.error());
   const auto& c = machine->compute;
   fmt::print("tilepipe calibrate: wrote {}\n", output);
@@ -125,6 +133,9 @@ int run_calibrate(int argc, char** argv) {
   fmt::print("  link               {:.3f} us + bytes / {:.3f} GB/s\n",
              machine->link.latency.count() * 1e6, machine->link.bandwidth_bytes_per_s / 1e9);
   fmt::print("  t_sync_in          {:.3f} us\n", machine->t_sync_in.count() * 1e6);
+  if (spec.link.enabled) {
+    fmt::print("  emulated link      {} (measured through it)\n", machine->emulated_link);
+  }
   return exit_ok;
 }
 

@@ -30,6 +30,7 @@ struct CalibrateSpec {
   int round_trips = 30;                          ///< ping-pong round trips per size
   comm::SyncMode sync = comm::SyncMode::hybrid;  ///< the sync mode t_sync is taken for
   bool progress = true;                          ///< progress display on stderr
+  comm::Link link;  ///< emulated link the communication probes go through (recorded in the file)
 };
 
 /// The generic shapes: wave2d 512 x z, wave3d 12 x 6 x z, wave4d 6 x 6 x 6 x z for tile
@@ -57,5 +58,9 @@ Expected<std::vector<std::int64_t>> parse_height_list(const std::string& text, s
 /// $TILEPIPE_MACHINE, else $XDG_CONFIG_HOME/tilepipe/machine-TRANSPORT.json, else
 /// $HOME/.config/tilepipe/machine-TRANSPORT.json; empty when none of them is set.
 std::string default_machine_path(const std::string& transport);
+
+/// The default machine file for runs through `link`: default_machine_path(transport), or the
+/// one of "TRANSPORT-link" when a link is emulated (so that the two never overwrite each other).
+std::string default_machine_path(const std::string& transport, const comm::Link& link);
 
 }  // namespace tp::app

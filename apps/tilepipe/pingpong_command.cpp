@@ -1,5 +1,6 @@
 // `tilepipe pingpong`: one-way latency and bandwidth between ranks 0 and 1 of a comm World.
 #include "command.hpp"
+#include "link_option.hpp"
 
 #include <tilepipe/comm/launch.hpp>
 #include <tilepipe/comm/world.hpp>
@@ -151,14 +152,16 @@ void print_results(const comm::World& world, const PingpongOptions& opt,
                      {"round_trips", r.round_trips},
                      {"transport", transport},
                      {"sync", sync},
+                     {"link", comm::to_string(cfg.link)},
                      {"ranks", world.size()}});
     }
     fmt::print("{}\n", arr.dump(2));
     return;
   }
-  fmt::print("# tilepipe pingpong: {} ranks, transport {}, sync {}, rendezvous {}, pinned {}\n",
+  fmt::print("# tilepipe pingpong: {} ranks, transport {}, sync {}, rendezvous {}, pinned {}{}\n",
              world.size(), transport, sync, comm::to_string(world.rendezvous_mode()),
-             opt.pin ? "yes" : "no");
+             opt.pin ? "yes" : "no",
+             cfg.link.enabled ? ", emulated link " + comm::to_string(cfg.link) : "");
   fmt::print("# one-way latency = round trip / 2; median, min and max over up to 15 batches\n");
   fmt::print("{:>10} {:>12} {:>10} {:>10} {:>12} {:>8}\n", "bytes", "latency_us", "min_us",
              "max_us", "MB/s", "trips");
@@ -190,6 +193,7 @@ int run_pingpong(int argc, char** argv) {
   std::string slot_bytes;
   std::int64_t slots = 0;
   bool no_pin = false;
+  std::string link;
   app.add_option("--ranks", opt.ranks, "ranks to start when not under mpirun (>= 2)");
   app.add_option("--transport", transport, "shm, mpi or auto (shm locally, shm+mpi under mpirun)");
   app.add_option("--sync", sync, "poll, block or hybrid (spin, then sleep)");
@@ -201,6 +205,7 @@ int run_pingpong(int argc, char** argv) {
   app.add_option("--slots", slots, "eager slots per pair of ranks");
   app.add_flag("--json", opt.json, "print a JSON array, one object per size");
   app.add_flag("--no-pin", no_pin, "do not pin rank r to core r");
+  add_link_option(app, link);
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 
   auto bad = [](const Error& e) { return report_error(e); };
@@ -212,6 +217,9 @@ int run_pingpong(int argc, char** argv) {
   if (!rv) return bad(rv.error());
   auto sz = parse_sizes(sizes);
   if (!sz) return bad(sz.error());
+  auto ln = parse_link_option(link);
+  if (!ln) return bad(ln.error());
+  cfg.link = *ln;
   if (opt.iters < 1 || opt.iters > 100'000'000) {
     return bad(Error(Errc::invalid_argument,
                      "--iters: " + std::to_string(opt.iters) + " must be in 1..100000000"));

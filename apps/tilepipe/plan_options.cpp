@@ -2,6 +2,7 @@
 #include "plan_options.hpp"
 
 #include "kernel_catalog.hpp"
+#include "link_option.hpp"
 
 #include <tilepipe/model/machine_file.hpp>
 #include <tilepipe/support/parse.hpp>
@@ -173,10 +174,12 @@ void ModelFlags::add_to(CLI::App& app) {
                "predict with one communication thread (seed 002 5.4; overlap + hyperplane)");
   app.add_option("--subtiles", subtiles,
                  "vertical grouping: subtiles per tile N (default: best by seed 002 formula (7))");
+  add_link_option(app, link);
 }
 
 Status ModelFlags::check_without_machine() const {
   const char* flag = !transport.empty()  ? "--transport"
+                     : !link.empty()     ? "--link"
                      : comm_thread       ? "--comm-thread"
                      : !subtiles.empty() ? "--subtiles"
                                          : nullptr;
@@ -188,7 +191,13 @@ Status ModelFlags::check_without_machine() const {
 }
 
 Expected<model::Machine> ModelFlags::load() const {
-  return model::load_machine(machine, model::MachineCheck{model::this_host(), transport});
+  model::MachineCheck check{model::this_host(), transport, std::nullopt};
+  if (!link.empty()) {
+    auto l = parse_link_option(link);
+    if (!l) return Unexpected{l.error()};
+    check.emulated_link = comm::to_string(*l);
+  }
+  return model::load_machine(machine, check);
 }
 
 Expected<model::ModelOptions> ModelFlags::options(const std::string& kernel) const {

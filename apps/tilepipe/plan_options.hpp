@@ -45,6 +45,7 @@ struct ModelFlags {
   std::string transport;
   bool comm_thread = false;
   std::string subtiles;
+  std::string link;  ///< --link: the machine file must have been measured through this link
 
   /// Adds the flags to a CLI11 app.
   void add_to(CLI::App& app);

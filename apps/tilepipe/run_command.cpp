@@ -2,6 +2,7 @@
 // wall time, points per second, the checksum, per-phase times and the hidden communication.
 #include "calibration_runner.hpp"
 #include "command.hpp"
+#include "link_option.hpp"
 #include "plan_options.hpp"
 
 #include <tilepipe/comm/launch.hpp>
@@ -46,6 +47,8 @@ struct RunFlags {
   std::string machine_label;  ///< the machine file's label and path, with choice
   bool comm_thread = false;
   bool rendezvous_faces = false;  ///< keep the transport's default protocols for faces
+  std::string link;               ///< --link SPEC (empty: none)
+  comm::Link parsed_link;         ///< the emulated link in force
 };
 
 // Physical memory in bytes (0 when unknown).
@@ -108,6 +111,7 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
     j["hidden_share"] =
         hidden < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(hidden);
     j["verified"] = verified ? nlohmann::ordered_json(*verified) : nlohmann::ordered_json(nullptr);
+    j["link"] = comm::to_string(f.parsed_link);
     if (f.choice) {
       j["chosen_by"] = f.choice->chosen_by_model ? "model" : "user";
       j["machine"] = f.machine_label;
@@ -146,6 +150,9 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
                    ? fmt::format(" ({} subtiles)", total.summary.ranks.front().subtiles)
                    : "");
     fmt::print("  wall time          {:.6f} s  ({} steps)\n", seconds, plan.steps());
+    if (f.parsed_link.enabled) {
+      fmt::print("  emulated link      {}\n", comm::to_string(f.parsed_link));
+    }
     fmt::print("  points per second  {:.4g}\n", rate);
     fmt::print("  checksum           {}\n", checksum);
     fmt::print(
@@ -280,14 +287,15 @@ Expected<std::optional<model::Machine>> model_machine(RunFlags& f, bool schedule
   const bool any_auto =
       f.plan.tile == "auto" || f.plan.schedule == "auto" || f.plan.grouping == "auto";
   std::optional<model::Machine> machine;
-  const model::MachineCheck check{model::this_host(), transport};
+  model::MachineCheck check{model::this_host(), transport, std::nullopt};
+  check.emulated_link = comm::to_string(config.link);
   if (!f.machine.empty()) {
     auto m = model::load_machine(f.machine, check);
     if (!m) return Unexpected{m.error()};
     machine = *m;
     f.machine_label = m->name + " (" + f.machine + ")";
   } else if (tile_open || any_auto) {
-    const std::string path = default_machine_path(transport);
+    const std::string path = default_machine_path(transport, config.link);
     std::error_code ec;
     if (!path.empty() && std::filesystem::exists(path, ec)) {
       auto m = model::load_machine(path, check);
@@ -341,6 +349,7 @@ int run_run(int argc, char** argv) {
   app.add_option("--machine", f.machine,
                  "machine file (tilepipe calibrate): --tile/--schedule/--grouping auto choose by "
                  "the cost model; default: the file tilepipe calibrate writes, if present");
+  add_link_option(app, f.link);
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
   f.cpus_given = app.count("--cpus") > 0;
 
@@ -368,6 +377,10 @@ int run_run(int argc, char** argv) {
   auto transport = comm::parse_transport(f.transport, "--transport");
   if (!transport) return report_error(transport.error());
   config.transport = *transport;
+  auto link = parse_link_option(f.link);
+  if (!link) return report_error(link.error());
+  config.link = *link;
+  f.parsed_link = *link;
 
   auto extents = parse_extents(f.plan.size, "--size");
   if (!extents) return report_error(extents.error());

@@ -2,6 +2,7 @@
 // prediction; table, JSON, CSV and a plot of time against tile height like the seeds' figures.
 #include "calibration_runner.hpp"
 #include "command.hpp"
+#include "link_option.hpp"
 #include "plan_options.hpp"
 
 #include <tilepipe/model/choose.hpp>
@@ -186,6 +187,7 @@ int run_sweep(int argc, char** argv) {
   int repeat = 3;
   bool json = false;
   bool quiet = false;
+  std::string link_spec;
   app.add_option("--kernel", problem.kernel, "wave2d|wave3d|wave4d")->required();
   app.add_option("--size", problem.size, "iteration space extents, e.g. 12x12x524288")->required();
   app.add_option("--nodes", problem.nodes, "nodes (local ranks), default 2");
@@ -205,6 +207,7 @@ int run_sweep(int argc, char** argv) {
   app.add_option("--plot", plot_path, "write a PNG plot (needs /usr/bin/python3 with matplotlib)");
   app.add_flag("--json", json, "print a JSON array, one object per measured point");
   app.add_flag("--quiet", quiet, "no progress display");
+  add_link_option(app, link_spec);
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 
   // Bad input first, before any measurement.
@@ -219,6 +222,8 @@ int run_sweep(int argc, char** argv) {
         Error(Errc::invalid_argument, "--repeat " + std::to_string(repeat) + ": must be 1..50"));
   }
   if (auto s = comm::parse_sync_mode(sync, "--sync"); !s) return report_error(s.error());
+  auto link = parse_link_option(link_spec);
+  if (!link) return report_error(link.error());
   auto schemes = parse_schemes(schemes_text);
   if (!schemes) return report_error(schemes.error());
   problem.tile = "2";
@@ -265,12 +270,15 @@ int run_sweep(int argc, char** argv) {
   // The machine: the file given, or a calibration for this sweep's tile shapes.
   model::Machine machine;
   if (!machine_path.empty()) {
-    auto m = model::load_machine(machine_path, model::MachineCheck{model::this_host(), "shm"});
+    model::MachineCheck check{model::this_host(), "shm", std::nullopt};
+    check.emulated_link = comm::to_string(*link);
+    auto m = model::load_machine(machine_path, check);
     if (!m) return report_error(m.error());
     machine = *m;
   } else {
     CalibrateSpec spec;
     spec.progress = !quiet;
+    spec.link = *link;
     auto shapes = plan_shapes(problem.kernel, *base, *height_list);
     if (!shapes) return report_error(shapes.error());
     spec.shapes = *shapes;
@@ -292,6 +300,7 @@ int run_sweep(int argc, char** argv) {
   // Predictions, and the model's own choice over every height and the swept schemes.
   model::ModelOptions mopt;
   mopt.kernel = problem.kernel;
+  mopt.edge_steps = true;  // measured runs have a fill and a drain (docs/model.md)
   for (auto& pt : points) {
     plan::PlanRequest r = *base;
     r.tile_height = pt.height;
@@ -355,6 +364,10 @@ int run_sweep(int argc, char** argv) {
                                     "--grouping", std::string(plan::to_string(pt.scheme.grouping)),
                                     "--sync",     sync,
                                     "--json"};
+      if (link->enabled) {
+        args.emplace_back("--link");
+        args.push_back(comm::to_string(*link));
+      }
       std::string err;
       const auto r = run_child(args, &err);
       if (r.status != 0) {

@@ -7,7 +7,8 @@ model's automatic choice against the best measured point of the same sweep.
 Writes OUT/sweep-K.json, OUT/sweep-K.csv, OUT/machine-K.json, OUT/sweep-K.png per sweep K and
 OUT/summary.md. usage:
   bench_sweep.py BUILD_DIR OUT_DIR [--size 12x12x524288] [--heights 256:65536] [--nodes 2]
-                 [--cpus 1] [--repeat 3] [--sweeps 1] [--machine FILE] [--min-work-us 100]"""
+                 [--cpus 1] [--repeat 3] [--sweeps 1] [--machine FILE] [--min-work-us 100]
+                 [--link latency=20us,bandwidth=80MB/s]"""
 import argparse
 import json
 import os
@@ -30,6 +31,7 @@ def main():
     p.add_argument("--sweeps", type=int, default=1)
     p.add_argument("--machine")
     p.add_argument("--min-work-us", type=float, default=100.0)
+    p.add_argument("--link", help="emulated link for the calibration and the runs")
     a = p.parse_args()
     tp = os.path.join(a.build, "apps/tilepipe/tilepipe")
     if not os.access(tp, os.X_OK):
@@ -40,7 +42,8 @@ def main():
                          text=True).stdout.strip()
     md = [f"`tilepipe sweep --kernel {a.kernel} --size {a.size} --nodes {a.nodes} --cpus {a.cpus} "
           f"--tile-heights {a.heights} --schemes all --repeat {a.repeat}"
-          + (f" --machine {a.machine}" if a.machine else "") + "`, "
+          + (f" --machine {a.machine}" if a.machine else "")
+          + (f" --link {a.link}" if a.link else "") + "`, "
           f"{a.sweeps} sweep(s), git {sha}, host {platform.node()}, "
           f"load average before: {os.getloadavg()[0]:.1f}", ""]
     all_err = {}
@@ -51,6 +54,7 @@ def main():
                a.cpus, "--tile-heights", a.heights, "--schemes", "all", "--repeat",
                str(a.repeat), "--json", "--quiet", "--csv", base + ".csv", "--plot",
                base + ".png"]
+        cmd += ["--link", a.link] if a.link else []
         cmd += ["--machine", a.machine] if a.machine else ["--save-machine",
                                                            os.path.join(a.out, f"machine-{k}.json")]
         r = subprocess.run(cmd, capture_output=True, text=True)

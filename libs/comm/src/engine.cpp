@@ -144,6 +144,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, int rank,
       p.pidfd = Fd(open_pidfd(p.pid));
     }
   }
+  TP_TRY(e->setup_link());
   e->next_liveness_check_ = std::chrono::steady_clock::now() + e->liveness_interval_;
   return e;
 }
@@ -356,6 +357,10 @@ ReqState* Engine::match_posted(int source, int tag) {
 }
 
 void Engine::deliver_data(int source, int tag, const std::byte* data, std::size_t bytes) {
+  if (tag == tag_link_put) {  // a put's notification, delivered at its arrival time
+    link_->on_put_notice(data, bytes);
+    return;
+  }
   if (ReqState* r = match_posted(source, tag)) {
     r->info.bytes = bytes;
     if (bytes > r->rcap) {
@@ -475,6 +480,7 @@ void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody
 // ---- progress and waits ----
 
 void Engine::progress() {
+  if (link_ != nullptr) complete_link_sends();
   for (std::size_t i = 0; i < peers_.size(); ++i) {
     if (static_cast<int>(i) == my_local_) continue;
     ShmPeer& p = peers_[i];
@@ -541,7 +547,8 @@ Status Engine::request_failure(const ReqState& r) const {
   if (failed_) return Unexpected{failure_};
   auto departed = [&](int world) {
     const int l = local_of_[static_cast<std::size_t>(world)];
-    return l >= 0 && peers_[static_cast<std::size_t>(l)].departed;
+    return l >= 0 && peers_[static_cast<std::size_t>(l)].departed &&
+           !in_flight_on_link(peers_[static_cast<std::size_t>(l)]);
   };
   if (r.peer == any_source) {
     for (int w = 0; w < size_; ++w) {
@@ -605,13 +612,21 @@ Status Engine::wait_until(Done&& done) {
     my_block_->sleepers.fetch_add(1, std::memory_order_seq_cst);
     const std::uint32_t seen = my_block_->bell.load(std::memory_order_seq_cst);
     std::optional<Status> result;
+    std::chrono::nanoseconds timeout = liveness_interval_;
     {
       std::lock_guard lock(mu_);
       check_liveness(true);
+      if (link_ != nullptr) link_->clear_next_due();
       progress();
       result = done();
+      // Emulated link: sleep until the earliest message in flight arrives (hybrid: until spin_ns
+      // before it, then poll across it), never spin through the flight time.
+      if (link_ != nullptr) {
+        timeout =
+            link_->sleep_time(timeout, spin_first ? cfg_.spin_ns : std::chrono::nanoseconds(0));
+      }
     }
-    if (!result) futex_wait(my_block_->bell, seen, liveness_interval_);
+    if (!result && timeout.count() > 0) futex_wait(my_block_->bell, seen, timeout);
     my_block_->sleepers.fetch_sub(1, std::memory_order_relaxed);
     if (result) return std::move(*result);
     iter = 0;  // hybrid: spin again after a wake-up, the data is probably there
@@ -672,6 +687,7 @@ Expected<std::uint64_t> Engine::wait_notifications(std::uint32_t region, std::ui
   Status s = wait_until([&]() -> std::optional<Status> {
     RegionState& rs = *regions_[region];
     seen = reinterpret_cast<RegionHeader*>(rs.local.data())->count.load(std::memory_order_seq_cst);
+    if (link_ != nullptr) seen += link_->notices(region);
     if (rs.net_window >= 0) {
       auto m = net_->notifications(rs.net_window);
       if (!m) return Status{fail(m.error().code, rank_prefix(rank_) + m.error().message)};
@@ -730,8 +746,8 @@ Status Engine::barrier() {
 Status Engine::send(int dest, int tag, std::span<const std::byte> data) {
   // Fast path: a short or eager message to an shm peer with nothing queued ahead of it and
   // credits at hand completes on the spot, without a request (one lock, one cell write).
-  if (dest >= 0 && dest < size_ && dest != rank_ && tag >= min_internal_tag && tag <= max_tag &&
-      data.size() <= cfg_.eager_max_bytes) {
+  if (link_ == nullptr && dest >= 0 && dest < size_ && dest != rank_ && tag >= min_internal_tag &&
+      tag <= max_tag && data.size() <= cfg_.eager_max_bytes) {
     const int local = local_of_[static_cast<std::size_t>(dest)];
     if (local >= 0) {
       std::lock_guard lock(mu_);

@@ -1,6 +1,7 @@
 // Engine: the state behind a World: request pool, matching, shm channels, waits, regions.
 #pragma once
 
+#include "link.hpp"
 #include "net.hpp"
 #include "shm_layout.hpp"
 #include "sys.hpp"
@@ -177,6 +178,19 @@ class Engine {
   template <class Done>
   Status wait_until(Done&& done);
 
+  // Emulated link (link_engine.cpp).
+  Status setup_link();
+  Status put_over_link(RegionState& rs, std::uint32_t region, int target, std::size_t offset,
+                       std::span<const std::byte> data, bool notify);
+  /// True when a message from `p` is published but still in flight on the emulated link (a
+  /// peer that departed after sending it has not lost it: it arrives later).
+  bool in_flight_on_link(const ShmPeer& p) const noexcept;
+  /// A short or eager send just published: complete it now, or with a link once the link has
+  /// pushed its bytes (max(start, free) + bytes / bandwidth), like a DMA engine reading them.
+  void complete_send(ReqState& r);
+  /// Completes the held sends whose link time has passed (called by progress()).
+  void complete_link_sends();
+
   // shm channels (shm_channel.cpp).
   bool has_cell(ShmPeer& p);
   bool has_slot(ShmPeer& p);
@@ -204,6 +218,7 @@ class Engine {
   std::vector<ShmPeer> peers_;  ///< by local index (own index unused)
   int my_local_ = -1;
   std::unique_ptr<Net> net_;
+  std::unique_ptr<LinkEmulator> link_;  ///< null unless Config::link is enabled (link.cpp)
 
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<ReqState>> reqs_;

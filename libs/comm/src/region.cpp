@@ -106,6 +106,9 @@ Status Engine::put(std::uint32_t region, int target, std::size_t offset,
   }
   const std::size_t header = page_round(1);
   const int local = local_of_[static_cast<std::size_t>(target)];
+  if (link_ != nullptr && local >= 0 && target != rank_) {
+    return put_over_link(*rs, region, target, offset, data, notify);
+  }
   if (target == rank_ || local >= 0) {
     std::byte* base =
         target == rank_ ? rs->local.data() : rs->peer_maps[static_cast<std::size_t>(target)].data();
@@ -139,6 +142,7 @@ Expected<std::uint64_t> Engine::notifications(std::uint32_t region) {
   RegionState& rs = *regions_[region];
   std::uint64_t n =
       reinterpret_cast<RegionHeader*>(rs.local.data())->count.load(std::memory_order_seq_cst);
+  if (link_ != nullptr) n += link_->notices(region);
   if (rs.net_window >= 0) {
     auto m = net_->notifications(rs.net_window);
     if (!m) return fail(m.error().code, rank_prefix(rank_) + m.error().message);

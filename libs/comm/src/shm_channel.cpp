@@ -34,6 +34,7 @@ void Engine::write_cell(ShmPeer& p, CellKind kind, int tag, std::uint32_t bytes,
   c.tag = tag;
   c.bytes = bytes;
   if (body_bytes > 0) std::memcpy(c.body, body, body_bytes);
+  if (link_ != nullptr) link_->stamp(p.world_rank, c);
   const auto seq = static_cast<std::uint32_t>(p.tx_next);
   ++p.tx_next;
   if (cfg_.sync == SyncMode::poll) {
@@ -54,7 +55,7 @@ bool Engine::try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index) {
   if (!has_cell(p)) return false;
   if (r.sbytes <= cfg_.short_max_bytes) {
     write_cell(p, cell_short, r.tag, static_cast<std::uint32_t>(r.sbytes), r.sbuf, r.sbytes);
-    complete(r);
+    complete_send(r);
     return true;
   }
   if (r.sbytes <= cfg_.eager_max_bytes) {
@@ -62,7 +63,7 @@ bool Engine::try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index) {
     std::memcpy(slot_ptr(p.tx, p.tx_slot_next), r.sbuf, r.sbytes);
     ++p.tx_slot_next;
     write_cell(p, cell_eager, r.tag, static_cast<std::uint32_t>(r.sbytes), nullptr, 0);
-    complete(r);
+    complete_send(r);
     return true;
   }
   // The n-th RTS of a channel uses record n mod 8; wait (queued) while that record's earlier
@@ -143,6 +144,7 @@ void Engine::drain_channel(ShmPeer& p) {
     // seq_cst (a plain load on x86, like acquire): pairs with the sender's release/seq_cst store
     // of seq, making the cell body and slot visible; seq_cst for the eventcount (write_cell).
     if (c.seq.load(std::memory_order_seq_cst) != static_cast<std::uint32_t>(p.rx_next)) break;
+    if (link_ != nullptr && !link_->arrived(c)) break;  // still in flight on the emulated link
     handle_cell(p, c);
     ++p.rx_next;
     consumed = true;

@@ -49,6 +49,9 @@ Status Config::validate() const {
     return bad("cma_chunk_bytes " + std::to_string(cma_chunk_bytes), "must be 0 or >= 4096");
   }
   if (spin_ns.count() < 0) return bad("spin_ns", "must be >= 0");
+  if (link.enabled && (link.latency.count() < 0 || link.bandwidth_bytes_per_s < 0)) {
+    return bad("link " + to_string(link), "must have latency >= 0 and bandwidth >= 0");
+  }
   if (peer_timeout.count() < 1) {
     return bad("peer_timeout " + std::to_string(peer_timeout.count()) + " ms", "must be >= 1 ms");
   }

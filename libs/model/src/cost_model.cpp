@@ -166,6 +166,14 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
                              : std::max(Seconds{0}, work - (fixed + s.t_comm) * (m - 1));
   }
   p.total = s.step * static_cast<double>(p.steps);
+  if (options.edge_steps && s.messages > 0) {
+    // Fill and drain: overlap sends in step s the faces computed in step s - 1, so step 0 sends
+    // nothing; in both schedules the last step's tile has no consumer. Those steps compute only.
+    p.edge_steps = std::min<std::int64_t>(p.steps, overlap ? 2 : 1);
+    const Seconds compute_only = options.comm_thread ? s.alpha : s.t_comp;
+    p.total = s.step * static_cast<double>(p.steps - p.edge_steps) +
+              compute_only * static_cast<double>(p.edge_steps);
+  }
   return p;
 }
 

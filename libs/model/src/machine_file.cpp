@@ -193,7 +193,7 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   Reader r(j, "", origin);
   if (!j.is_object()) return r.error("the top level must be a JSON object");
   TP_TRY(r.only({"format", "version", "machine", "host_bound", "hostname", "cpu_model", "transport",
-                 "source", "notes", "compute", "comm", "node"}));
+                 "emulated_link", "source", "notes", "compute", "comm", "node"}));
   auto format = r.string("format");
   if (!format) return Unexpected{format.error()};
   if (*format != machine_file_format) {
@@ -226,6 +226,12 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   if (!transport) return Unexpected{transport.error()};
   if (transport->empty()) return r.error("'transport' must not be empty");
   m.transport = *transport;
+  if (r.has("emulated_link")) {
+    auto link = r.string("emulated_link");
+    if (!link) return Unexpected{link.error()};
+    if (link->empty()) return r.error("'emulated_link' must not be empty (\"none\" for no link)");
+    m.emulated_link = *link;
+  }
   if (r.has("source")) {
     auto source = r.string("source");
     if (!source) return Unexpected{source.error()};
@@ -302,6 +308,18 @@ Status check_machine(const Machine& m, std::string_view origin, const MachineChe
                                             check.transport + "': run `tilepipe calibrate " +
                                             "--transport " + check.transport + "`");
   }
+  if (m.host_bound && check.emulated_link && m.emulated_link != *check.emulated_link) {
+    const std::string& want = *check.emulated_link;
+    const std::string measured = m.emulated_link == "none"
+                                     ? " was measured without an emulated link"
+                                     : " was measured with --link " + m.emulated_link;
+    const std::string asked =
+        want == "none" ? "no --link is given" : "this run asks for --link " + want;
+    const std::string fix = want == "none"
+                                ? "pass --link " + m.emulated_link + " or run `tilepipe calibrate`"
+                                : "run `tilepipe calibrate --link " + want + "`";
+    return fail(Errc::invalid_argument, file + measured + " but " + asked + ": " + fix);
+  }
   return {};
 }
 
@@ -341,6 +359,7 @@ std::string machine_to_json(const Machine& m) {
   j["hostname"] = m.hostname;
   j["cpu_model"] = m.cpu_model;
   j["transport"] = m.transport;
+  if (m.emulated_link != "none") j["emulated_link"] = m.emulated_link;
   j["source"] = m.source;
   if (!m.notes.empty()) j["notes"] = nlohmann::ordered_json::parse(m.notes);
   Json compute = compute_json(m.compute);

@@ -273,3 +273,37 @@ TEST(CostModelComm, general_tiling_matrices_are_refused) {
 }
 
 }  // namespace
+
+namespace {
+
+// Fill and drain: overlap's first step sends nothing and the last step of either schedule has
+// no consumer for its faces; with edge_steps they cost t_comp alone (docs/model.md).
+TEST(CostModelEdgeSteps, first_and_last_steps_compute_only) {
+  Machine m = sci(3, 0.5);
+  m.link.latency = Seconds{20 * us};
+  m.link.bandwidth_bytes_per_s = 80e6;  // comm-bound: a 12 x z float face takes 0.6 us per z
+  m.send_mode = SendMode::serial;
+  m.compute.t_comp1 = Seconds{1 * ns};  // a 6 x 12 x 32768 tile: 2.4 ms against 19.7 ms
+  ModelOptions edges;
+  edges.edge_steps = true;
+  for (auto schedule : {ScheduleKind::overlap, ScheduleKind::blocking}) {
+    const Plan p = make_plan({12, 12, 131072}, 32768, 2, 1, schedule);
+    auto seeds = predict(p, m, {});
+    auto refined = predict(p, m, edges);
+    ASSERT_TRUE(seeds && refined);
+    const std::int64_t k = schedule == ScheduleKind::overlap ? 2 : 1;
+    EXPECT_EQ(refined->edge_steps, k);
+    EXPECT_EQ(seeds->edge_steps, 0);
+    const double step = seeds->step.step.count();
+    const double t_comp = seeds->step.t_comp.count();
+    EXPECT_FALSE(seeds->step.compute_bound);
+    EXPECT_NEAR(seeds->total.count(), static_cast<double>(p.steps()) * step, 1e-12);
+    EXPECT_NEAR(refined->total.count(),
+                static_cast<double>(p.steps() - k) * step + static_cast<double>(k) * t_comp, 1e-12);
+  }
+  // One node sends nothing: every step is already compute only.
+  const Plan one = make_plan({12, 12, 131072}, 32768, 1, 1);
+  EXPECT_NEAR(predicted_s(one, m, edges), predicted_s(one, m), 1e-15);
+}
+
+}  // namespace

@@ -65,7 +65,7 @@ TEST(MachineFile, seed_002_start_plus_sync_is_100_us) {
 }
 
 TEST(MachineFile, reference_files_skip_the_host_check_but_not_the_transport) {
-  MachineCheck check{HostIdentity{"elsewhere", "Other CPU"}, ""};
+  MachineCheck check{HostIdentity{"elsewhere", "Other CPU"}, "", std::nullopt};
   EXPECT_TRUE(load_machine(sample_path("seed000-sci-cluster.json"), check));
   check.transport = "shm";
   auto m = load_machine(sample_path("seed000-sci-cluster.json"), check);
@@ -77,7 +77,7 @@ TEST(MachineFile, reference_files_skip_the_host_check_but_not_the_transport) {
 
 TEST(MachineFile, host_bound_file_from_another_host_is_refused) {
   const auto path = sample_path("example-host-bound.json");
-  MachineCheck check{HostIdentity{"thishost", "This CPU"}, "shm"};
+  MachineCheck check{HostIdentity{"thishost", "This CPU"}, "shm", std::nullopt};
   auto m = load_machine(path, check);
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().message,
@@ -89,6 +89,35 @@ TEST(MachineFile, host_bound_file_from_another_host_is_refused) {
   EXPECT_TRUE(load_machine(path, check));
   check.host = HostIdentity{"example-host-that-is-not-this-one", "Another CPU"};
   EXPECT_FALSE(load_machine(path, check));
+}
+
+TEST(MachineFile, file_measured_through_another_link_is_refused) {
+  const auto path = sample_path("example-host-bound.json");
+  const HostIdentity host{"example-host-that-is-not-this-one", "Example CPU @ 3.0GHz"};
+  MachineCheck check{host, "shm", std::string("none")};
+  ASSERT_TRUE(load_machine(path, check));  // no "emulated_link" field: measured without one
+  check.emulated_link = "latency=20us,bandwidth=80MB/s";
+  auto m = load_machine(path, check);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().message, "machine file '" + path +
+                                   "' was measured without an emulated link but this run asks "
+                                   "for --link latency=20us,bandwidth=80MB/s: run `tilepipe "
+                                   "calibrate --link latency=20us,bandwidth=80MB/s`");
+  // Written and read back with a link: accepted for that link only.
+  auto machine = load_machine(path, {});
+  ASSERT_TRUE(machine);
+  machine->emulated_link = "latency=20us,bandwidth=80MB/s";
+  auto linked = tp::model::parse_machine(tp::model::machine_to_json(*machine), "linked.json");
+  ASSERT_TRUE(linked) << linked.error().message;
+  EXPECT_EQ(linked->emulated_link, "latency=20us,bandwidth=80MB/s");
+  EXPECT_TRUE(tp::model::check_machine(*linked, "linked.json", check));
+  check.emulated_link = "none";
+  auto st = tp::model::check_machine(*linked, "linked.json", check);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message,
+            "machine file 'linked.json' was measured with --link latency=20us,bandwidth=80MB/s but "
+            "no --link is given: pass --link latency=20us,bandwidth=80MB/s or run `tilepipe "
+            "calibrate`");
 }
 
 TEST(MachineFile, per_kernel_costs_and_samples) {

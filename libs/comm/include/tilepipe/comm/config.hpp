@@ -1,6 +1,7 @@
 // Communication tunables: sync mode, protocol thresholds, ring geometry, fault bounds (plain data).
 #pragma once
 
+#include <tilepipe/comm/link.hpp>
 #include <tilepipe/support/expected.hpp>
 
 #include <chrono>
@@ -65,6 +66,10 @@ struct Config {
   std::chrono::nanoseconds spin_ns = std::chrono::microseconds(50);
   /// Upper bound on how long a waiting call runs after a peer died before it fails.
   std::chrono::milliseconds peer_timeout = std::chrono::seconds(10);
+  /// Emulated interconnect between ranks of one host (none by default; docs/protocols.md,
+  /// "Emulated link"). With a link, short payloads are at most 40 bytes and rendezvous uses cma
+  /// at every size when the mode is automatic (the receiver moves the data, like a DMA engine).
+  Link link;
 
   /// Checks ranges and consistency; names the offending field and value.
   [[nodiscard]] Status validate() const;

@@ -18,6 +18,10 @@ struct ModelOptions {
   bool comm_thread = false;   ///< one thread does all communication (seed 002 5.4); overlap +
                               ///< hyperplane only
   std::int64_t subtiles = 0;  ///< vertical grouping: subtiles N per tile, 0 = best (formula (7))
+  /// Pipeline fill and drain: the first step (nothing computed yet, overlap only) and the last
+  /// step (nothing left to send) move no face and cost t_comp alone. Off: the seeds' formulas,
+  /// every one of the P steps at full length (docs/model.md, "Fill and drain").
+  bool edge_steps = false;
 };
 
 /// One time step's parts and its length. All durations are per step.
@@ -43,7 +47,8 @@ struct Prediction {
   bool comm_thread = false;
   std::int64_t steps = 0;  ///< from the plan
   StepTime step;
-  Seconds total{0};  ///< steps x step
+  Seconds total{0};             ///< steps x step (edge_steps: (steps - k) x step + k x t_comp)
+  std::int64_t edge_steps = 0;  ///< k: steps without communication counted at t_comp alone
 };
 
 /// beta = alpha (N + D)/N + (N + D - 1) t_sync_in: m CPUs in a grid of depth D = sum (m_k - 1)

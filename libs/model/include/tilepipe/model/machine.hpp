@@ -62,8 +62,11 @@ struct Machine {
   std::string cpu_model;   ///< /proc/cpuinfo "model name" of that host
   std::string transport;   ///< "shm", "mpi", or a reference transport such as "sci-dma"
   std::string source;      ///< how the values were obtained (free text, may be empty)
-  std::string notes;       ///< the optional "notes" value as JSON text, kept but not interpreted
-  ComputeCost compute;     ///< the default compute cost
+  /// The emulated link the values were measured through (comm's canonical text, e.g.
+  /// "latency=20us,bandwidth=80MB/s"), "none" for the bare transport.
+  std::string emulated_link = "none";
+  std::string notes;    ///< the optional "notes" value as JSON text, kept but not interpreted
+  ComputeCost compute;  ///< the default compute cost
   std::map<std::string, ComputeCost, std::less<>> kernels;  ///< per-kernel overrides
   Seconds t_start{0};    ///< CPU time to start a non-blocking send (per step when queued)
   Seconds t_sync{0};     ///< synchronization between successive steps (seed 000: 4 interrupts)

@@ -28,6 +28,9 @@ HostIdentity this_host();
 struct MachineCheck {
   std::optional<HostIdentity> host;  ///< when set, a host-bound file must have been made there
   std::string transport;             ///< when non-empty, the file's transport must be this one
+  /// When set, a host-bound file must have been measured through this emulated link ("none":
+  /// without one); the text is comm::to_string of the link.
+  std::optional<std::string> emulated_link;
 };
 
 /// Parses and validates a machine file's text; `origin` names the file in errors.
