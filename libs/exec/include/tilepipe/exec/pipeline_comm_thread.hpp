@@ -97,26 +97,14 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   using T = typename K::value_type;
   using R = typename K::result_type;
   using detail::Clock;
-  if (plan.space().dims() != D) {
-    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.space().dims()) +
-                                            " dimensions but the kernel has " + std::to_string(D));
-  }
-  if (world.size() != plan.nodes()) {
-    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.nodes()) +
-                                            " nodes but the world has " +
-                                            std::to_string(world.size()) + " ranks");
-  }
+  if (auto ok = detail::check_plan_fits(plan, world, D); !ok) return Unexpected{ok.error()};
   if (auto ok = check_comm_thread(plan); !ok) return Unexpected{ok.error()};
-  for (const auto& dep : K::deps) {
-    int nonzero = 0;
-    for (int d = 0; d < D; ++d) nonzero += dep[static_cast<std::size_t>(d)] != 0 ? 1 : 0;
-    if (nonzero > 1) {
-      // Extended faces of neighbouring rows overlap; unpacking one a step ahead would write
-      // halo points that a compute thread reads in the same step.
-      return fail(Errc::invalid_argument,
-                  "the communication thread needs dependences along the axes (this kernel has a "
-                  "diagonal one)");
-    }
+  if (detail::has_diagonal_dependence<K>()) {
+    // Extended faces of neighbouring rows overlap; unpacking one a step ahead would write halo
+    // points that a compute thread reads in the same step.
+    return fail(Errc::invalid_argument,
+                "the communication thread needs dependences along the axes (this kernel has a "
+                "diagonal one)");
   }
   std::array<int, D> halo{};
   for (int d = 0; d < D; ++d) halo[static_cast<std::size_t>(d)] = halo_width<K>(d);
@@ -398,24 +386,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   report.messages_received = received;
   report.exposed_comm_s = exposed;
 
-  std::vector<R> partial(static_cast<std::size_t>(threads));
-  const SlabView<const T, D> cslab = slab;
-  std::vector<const Task<D>*> all;
-  for (const auto& s : layout.steps) {
-    for (const auto& task : s.tasks) all.push_back(&task);
-  }
-  run_steps(threads, 1, [&](int t, Index) {
-    auto& p = partial[static_cast<std::size_t>(t)];
-    for (std::size_t x = static_cast<std::size_t>(t); x < all.size();
-         x += static_cast<std::size_t>(threads)) {
-      p = K::combine(p, kernel.tile_result(all[x]->box, cslab));
-    }
-  });
-  for (const R& p : partial) outcome.result = K::combine(outcome.result, p);
-  for (const auto* task : all) {
-    ++report.tiles;
-    report.points += task->box.volume();
-  }
+  detail::reduce_rank_result(kernel, layout, slab, threads, outcome);
   if (options.trace) outcome.spans = tracer.spans();
   return outcome;
 }

@@ -1,0 +1,174 @@
+// Zero-copy resident faces (the seeds' zero-copy): every rank's slab lives in a tp::comm region
+// that its shared-memory neighbours map; a producer copies a face once, from its slab straight
+// into the consumer's slab halo, then bumps the consumer's counter for that line
+// (docs/executor.md, "Copies").
+#pragma once
+
+#include <tilepipe/comm/world.hpp>
+#include <tilepipe/exec/face_transport.hpp>
+#include <tilepipe/exec/pipeline_tasks.hpp>
+#include <tilepipe/exec/slab.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace tp::exec {
+
+/// Whether a resident run sends its faces directly: `mode` resolved against the world (direct
+/// needs every other rank mapped over shared memory) and the kernel (axis dependences only: the
+/// extended faces of a diagonal dependence overlap, so two producers would store the same corner
+/// points while a consumer reads them). Every rank gets the same answer. An Error (bad input)
+/// when `direct` was asked for and cannot run.
+inline Expected<bool> resolve_direct_faces(FaceMode mode, const comm::World& world, bool diagonal,
+                                           bool comm_thread) {
+  if (mode == FaceMode::copy) return false;
+  const char* why = nullptr;
+  std::string detail;
+  if (comm_thread) {
+    why = "does not run with a communication thread yet";
+  } else if (diagonal) {
+    why = "needs dependences along the axes (this kernel has a diagonal one)";
+  } else {
+    for (int p = 0; p < world.size(); ++p) {
+      if (p != world.rank() && world.transport_to(p) != "shm") {
+        why = "needs every rank on shared memory";
+        detail = " (rank " + std::to_string(world.rank()) + " reaches rank " + std::to_string(p) +
+                 " over " + std::string(world.transport_to(p)) + ")";
+        break;
+      }
+    }
+  }
+  if (why == nullptr) return world.size() > 1;
+  if (mode == FaceMode::automatic) return false;
+  return fail(Errc::invalid_argument, std::string("--faces direct ") + why + detail);
+}
+
+/// A rank's slab in a region, and the shared-memory neighbours' slabs it writes faces into.
+/// Region layout per rank: one page holding the slab's Box, then the slab (row-major elements).
+/// Counters: counter `tag` counts the faces of the receive line with that tag (one producer per
+/// line, so a consumer with several neighbours knows which face arrived); counter
+/// `probe_base + tag` counts the probe faces of measure_transfer.
+template <class T, int D>
+class DirectFaces {
+ public:
+  /// Collective: the region for this rank's slab over `slab_box`; `tags` bounds the line tags
+  /// (k * cpus + cpu < D * cpus). The slab is zero-filled.
+  static Expected<DirectFaces> create(comm::World& world, const Box<D>& slab_box, int tags) {
+    DirectFaces f;
+    f.world_ = &world;
+    f.probe_base_ = static_cast<std::size_t>(tags);
+    const auto bytes = static_cast<std::size_t>(slab_box.volume()) * sizeof(T);
+    auto region = world.create_region(header_bytes + bytes, 2 * f.probe_base_);
+    if (!region) return Unexpected{region.error()};
+    f.region_ = *region;
+    std::memcpy(f.region_.local().data(), &slab_box, sizeof slab_box);
+    f.slab_ =
+        SlabView<T, D>(reinterpret_cast<T*>(f.region_.local().data() + header_bytes), slab_box);
+    f.peers_.resize(static_cast<std::size_t>(world.size()));
+    return f;
+  }
+
+  /// This rank's slab (in the region).
+  [[nodiscard]] const SlabView<T, D>& slab() const noexcept { return slab_; }
+
+  /// Looks up the slab of every peer this rank sends to; call after a barrier that follows
+  /// create on every rank (the peers' boxes are written by then).
+  Status connect(const std::vector<FaceLine<D>>& send_lines) {
+    for (const auto& line : send_lines) {
+      auto& view = peers_[static_cast<std::size_t>(line.peer)];
+      if (view.data() != nullptr) continue;
+      auto mem = world_->peer_memory(region_, line.peer);
+      if (!mem || mem->size() < header_bytes) {
+        return fail(Errc::internal, "[rank " + std::to_string(world_->rank()) + "] rank " +
+                                        std::to_string(line.peer) +
+                                        "'s slab is not mapped for direct faces");
+      }
+      Box<D> box;
+      std::memcpy(&box, mem->data(), sizeof box);
+      if (mem->size() < header_bytes + static_cast<std::size_t>(box.volume()) * sizeof(T)) {
+        return fail(Errc::internal, "[rank " + std::to_string(world_->rank()) + "] rank " +
+                                        std::to_string(line.peer) + "'s slab is truncated");
+      }
+      view = SlabView<T, D>(reinterpret_cast<T*>(mem->data() + header_bytes), box);
+      for (const auto& r : line.regions) {
+        if (!box.contains(r)) {
+          return fail(Errc::internal, "[rank " + std::to_string(world_->rank()) +
+                                          "] a face does not lie in rank " +
+                                          std::to_string(line.peer) + "'s slab");
+        }
+      }
+    }
+    return {};
+  }
+
+  /// Producer: copies face `seq` of `line` from this rank's slab into the consumer's slab halo
+  /// (the same points), then notifies the consumer's counter for the line. Complete on return.
+  /// Returns the bytes copied.
+  Expected<std::size_t> send(const FaceLine<D>& line, Index seq, std::size_t counter_base = 0) {
+    const Box<D>& region = line.regions[static_cast<std::size_t>(seq)];
+    copy_region<T, D>(slab_, region, peers_[static_cast<std::size_t>(line.peer)]);
+    if (auto s = world_->notify(region_, line.peer, counter_base + counter_of(line)); !s) {
+      return Unexpected{s.error()};
+    }
+    return static_cast<std::size_t>(region.volume()) * sizeof(T);
+  }
+
+  /// Consumer: waits until face `seq` of `line` is in this rank's slab halo (fails when the
+  /// producer dies or exits first, within the peer timeout).
+  Status wait(const FaceLine<D>& line, Index seq, std::size_t counter_base = 0) {
+    auto seen = world_->wait_notifications(region_, static_cast<std::uint64_t>(seq + 1),
+                                           counter_base + counter_of(line), line.peer);
+    if (!seen) return Unexpected{seen.error()};
+    return {};
+  }
+
+  /// Seconds one direct face takes to reach a neighbour (copy + notification + the consumer
+  /// seeing it): every rank sends face 0 of each send line on the probe counters and waits for
+  /// one on each receive line; median of 7 rounds of the round time over the faces received.
+  /// Collective. The probe writes the producers' (not yet computed) face 0 into the consumers'
+  /// halos; the run's face 0 overwrites it before its notification.
+  Expected<double> measure_transfer(const RankLayout<D>& layout) {
+    using Clock = std::chrono::steady_clock;
+    constexpr int reps = 7;
+    std::vector<double> times;
+    for (int r = 0; r < reps; ++r) {
+      if (auto b = world_->barrier(); !b) return Unexpected{b.error()};
+      const auto a = Clock::now();
+      for (const auto& line : layout.send_lines) {
+        if (auto s = send(line, 0, probe_base_); !s) return Unexpected{s.error()};
+      }
+      for (const auto& line : layout.recv_lines) {
+        if (auto s = wait(line, r, probe_base_); !s) return Unexpected{s.error()};
+      }
+      if (!layout.recv_lines.empty()) {
+        times.push_back(std::chrono::duration<double>(Clock::now() - a).count() /
+                        static_cast<double>(layout.recv_lines.size()));
+      }
+    }
+    if (auto b = world_->barrier(); !b) return Unexpected{b.error()};
+    if (times.empty()) return 0.0;
+    std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2),
+                     times.end());
+    return times[times.size() / 2];
+  }
+
+ private:
+  /// The slab starts one page into the region (page-aligned rows, the box in front).
+  static constexpr std::size_t header_bytes = 4096;
+  static_assert(sizeof(Box<D>) <= header_bytes);
+
+  static std::size_t counter_of(const FaceLine<D>& line) {
+    return static_cast<std::size_t>(line.tag);
+  }
+
+  comm::World* world_ = nullptr;
+  comm::Region region_;
+  SlabView<T, D> slab_;
+  std::vector<SlabView<T, D>> peers_;  ///< by rank; empty for ranks this rank does not send to
+  std::size_t probe_base_ = 0;
+};
+
+}  // namespace tp::exec
