@@ -64,6 +64,9 @@ class DirectFaces {
     auto region = world.create_region(header_bytes + bytes, 2 * f.probe_base_);
     if (!region) return Unexpected{region.error()};
     f.region_ = *region;
+    // Touch every page now, as the zero-initialised vector of copied faces does: the region's
+    // memory is zero-filled lazily, and page faults inside compute_tile would be timed.
+    std::memset(f.region_.local().data(), 0, f.region_.local().size());
     std::memcpy(f.region_.local().data(), &slab_box, sizeof slab_box);
     f.slab_ =
         SlabView<T, D>(reinterpret_cast<T*>(f.region_.local().data() + header_bytes), slab_box);
@@ -93,12 +96,25 @@ class DirectFaces {
                                         std::to_string(line.peer) + "'s slab is truncated");
       }
       view = SlabView<T, D>(reinterpret_cast<T*>(mem->data() + header_bytes), box);
+    }
+    for (const auto& line : send_lines) {
+      const auto& view = peers_[static_cast<std::size_t>(line.peer)];
       for (const auto& r : line.regions) {
-        if (!box.contains(r)) {
+        if (!view.bounds().contains(r)) {
           return fail(Errc::internal, "[rank " + std::to_string(world_->rank()) +
                                           "] a face does not lie in rank " +
                                           std::to_string(line.peer) + "'s slab");
         }
+        // Map the consumer's pages under the face into this process now (a read of one element
+        // per page; shared memory pages map writable), not at the first send.
+        constexpr auto per_page = static_cast<Index>(4096 / sizeof(T));
+        for_each_row(r, [&](const Point<D>& first) {
+          const Index n = r.extent(D - 1);
+          for (Index j = 0; j < n; j += per_page) {
+            (void)*static_cast<const volatile T*>(view.at(first) + j);
+          }
+          (void)*static_cast<const volatile T*>(view.at(first) + n - 1);
+        });
       }
     }
     return {};
