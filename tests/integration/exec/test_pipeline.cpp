@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
 #include <string>
 
 namespace {
@@ -126,6 +128,53 @@ TEST(Pipeline, every_scheme_matches_the_sequential_reference) {
     }
   }
   EXPECT_GT(ran, 120);
+}
+
+// A wave kernel whose rank dies (SIGKILL) in the middle of the run, on a tile past `die_from`
+// along the last dimension.
+bool g_die_here = false;
+struct DyingWave : tp::kernels::Wave<2> {
+  explicit DyingWave(tp::kernels::Wave<2> base) : tp::kernels::Wave<2>(std::move(base)) {}
+  void compute_tile(const tp::exec::Box<2>& box, const tp::exec::SlabView<float, 2>& slab) const {
+    if (g_die_here && box.lo[1] > 2000) std::raise(SIGKILL);
+    tp::kernels::Wave<2>::compute_tile(box, slab);
+  }
+};
+
+TEST(Pipeline, a_rank_killed_mid_run_ends_its_neighbours_waits_with_an_error) {
+  for (auto faces : {tp::exec::FaceMode::copy, tp::exec::FaceMode::direct}) {
+    SCOPED_TRACE(std::string(to_string(faces)));
+    tp::plan::PlanRequest req;
+    req.size = {64, 4000};
+    req.deps = tp::plan::DependenceMatrix::unit(2);
+    req.tile_height = 50;
+    req.nodes = 3;
+    req.cpus = 1;
+    auto plan = tp::plan::Plan::make(req);
+    ASSERT_TRUE(plan.has_value()) << plan.error().message;
+    ASSERT_EQ(plan->map_dim(), 1);
+    const DyingWave kernel(*tp::kernels::Wave<2>::make({64, 4000}));
+    tp::comm::Config config;
+    config.sync = tp::comm::SyncMode::block;
+    config.peer_timeout = std::chrono::seconds(2);
+    tp::exec::PipelineOptions options;
+    options.faces = faces;
+    const auto start = std::chrono::steady_clock::now();
+    auto launched = tp::comm::launch_local(3, config, [&](tp::comm::World& world) {
+      g_die_here = world.rank() == 1;
+      auto outcome = tp::exec::run_rank(kernel, *plan, world, options);
+      if (outcome) return 0;
+      std::fprintf(stderr, "rank %d: %s\n", world.rank(), outcome.error().message.c_str());
+      return outcome.error().code == tp::Errc::peer_lost ? 3 : 4;
+    });
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(launched.has_value()) << launched.error().message;
+    EXPECT_EQ(launched->term_signals[1], SIGKILL);
+    // Rank 2 consumes rank 1's faces: its wait fails (peer_lost) instead of hanging.
+    EXPECT_EQ(launched->exit_codes[2], 3);
+    EXPECT_LT(elapsed, 30.0);
+  }
 }
 
 }  // namespace
