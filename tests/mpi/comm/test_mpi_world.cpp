@@ -151,7 +151,9 @@ TEST(MpiWorld, puts_land_before_their_notification) {
     EXPECT_TRUE(check_message(region->local().subspan(static_cast<std::size_t>(k) * 2048, 2048),
                               left, w.rank(), static_cast<std::uint64_t>(k)));
   }
-  // A peer's memory is mapped only over shared memory; notify works on counter 0 either way.
+  // A peer's memory is mapped only over shared memory; notify works on counter 0 either way
+  // (after a barrier: every rank has seen its 4 notifications).
+  ASSERT_TRUE(w.barrier().has_value());
   for (int p = 0; p < n; ++p) {
     EXPECT_EQ(w.peer_memory(*region, p).has_value(), w.transport_to(p) == "shm") << "rank " << p;
   }
