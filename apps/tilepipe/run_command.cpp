@@ -388,11 +388,6 @@ int run_run(int argc, char** argv) {
                               "--faces direct needs shared memory between the ranks (not "
                               "--transport mpi); use --faces copy or auto"));
   }
-  if (f.faces == exec::FaceMode::direct && f.comm_thread) {
-    return report_error(Error(Errc::invalid_argument,
-                              "--faces direct does not run with --comm-thread yet; use --faces "
-                              "copy or auto"));
-  }
 
   auto extents = parse_extents(f.plan.size, "--size");
   if (!extents) return report_error(extents.error());

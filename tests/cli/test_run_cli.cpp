@@ -136,10 +136,14 @@ TEST(RunCli, faces_auto_is_direct_on_shared_memory_and_human_output_says_so) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("verified           yes (bit for bit)"), std::string::npos);
-  auto ct = run({"--kernel", "wave2d", "--size", "64x3000", "--nodes", "2", "--cpus", "2", "--sync",
-                 "block", "--comm-thread", "--json"});
-  ASSERT_EQ(ct.exit_code, 0) << ct.err;
-  EXPECT_EQ(nlohmann::json::parse(ct.out)["faces"], "copy");  // auto: no direct faces yet
+  for (const char* faces : {"copy", "direct"}) {
+    auto ct = run({"--kernel", "wave2d", "--size", "64x3000", "--nodes", "2", "--cpus", "2",
+                   "--sync", "block", "--comm-thread", "--faces", faces, "--verify", "--json"});
+    ASSERT_EQ(ct.exit_code, 0) << ct.err;
+    const auto j = nlohmann::json::parse(ct.out);
+    EXPECT_EQ(j["faces"], faces);
+    EXPECT_EQ(j["verified"], true);
+  }
 }
 
 struct BadRun {
@@ -188,8 +192,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadRun{{"--kernel", "wave2d", "--size", "8x8", "--faces", "direct", "--transport", "mpi"},
                "--faces direct needs shared memory between the ranks (not --transport mpi); use "
                "--faces copy or auto"},
-        BadRun{{"--kernel", "wave2d", "--size", "8x8", "--faces", "direct", "--comm-thread"},
-               "--faces direct does not run with --comm-thread yet; use --faces copy or auto"},
         BadRun{{"--kernel", "wave3d", "--size", "3000000x3000000x3000", "--tile", "1024"},
                "the run needs about 100582838.1 GiB but this machine has *"}),
     [](const ::testing::TestParamInfo<BadRun>& param) {

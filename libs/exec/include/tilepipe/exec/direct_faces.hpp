@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,14 +23,11 @@ namespace tp::exec {
 /// extended faces of a diagonal dependence overlap, so two producers would store the same corner
 /// points while a consumer reads them). Every rank gets the same answer. An Error (bad input)
 /// when `direct` was asked for and cannot run.
-inline Expected<bool> resolve_direct_faces(FaceMode mode, const comm::World& world, bool diagonal,
-                                           bool comm_thread) {
+inline Expected<bool> resolve_direct_faces(FaceMode mode, const comm::World& world, bool diagonal) {
   if (mode == FaceMode::copy) return false;
   const char* why = nullptr;
   std::string detail;
-  if (comm_thread) {
-    why = "does not run with a communication thread yet";
-  } else if (diagonal) {
+  if (diagonal) {
     why = "needs dependences along the axes (this kernel has a diagonal one)";
   } else {
     for (int p = 0; p < world.size(); ++p) {
@@ -121,15 +119,25 @@ class DirectFaces {
   }
 
   /// Producer: copies face `seq` of `line` from this rank's slab into the consumer's slab halo
-  /// (the same points), then notifies the consumer's counter for the line. Complete on return.
+  /// (the same points). No library call: any thread may write while another publishes.
   /// Returns the bytes copied.
-  Expected<std::size_t> send(const FaceLine<D>& line, Index seq, std::size_t counter_base = 0) {
+  std::size_t write(const FaceLine<D>& line, Index seq) const {
     const Box<D>& region = line.regions[static_cast<std::size_t>(seq)];
     copy_region<T, D>(slab_, region, peers_[static_cast<std::size_t>(line.peer)]);
-    if (auto s = world_->notify(region_, line.peer, counter_base + counter_of(line)); !s) {
-      return Unexpected{s.error()};
-    }
     return static_cast<std::size_t>(region.volume()) * sizeof(T);
+  }
+
+  /// Producer: notifies the consumer's counter for `line` (the next face of the line has been
+  /// written, by this thread or by one ordered before it, e.g. through a barrier).
+  Status publish(const FaceLine<D>& line, std::size_t counter_base = 0) {
+    return world_->notify(region_, line.peer, counter_base + counter_of(line));
+  }
+
+  /// write + publish: the face is in the consumer's memory and announced on return.
+  Expected<std::size_t> send(const FaceLine<D>& line, Index seq, std::size_t counter_base = 0) {
+    const std::size_t bytes = write(line, seq);
+    if (auto s = publish(line, counter_base); !s) return Unexpected{s.error()};
+    return bytes;
   }
 
   /// Consumer: waits until face `seq` of `line` is in this rank's slab halo (fails when the
@@ -185,6 +193,38 @@ class DirectFaces {
   SlabView<T, D> slab_;
   std::vector<SlabView<T, D>> peers_;  ///< by rank; empty for ranks this rank does not send to
   std::size_t probe_base_ = 0;
+};
+
+/// A rank's slab: in a DirectFaces region when faces go direct, else in a zero-filled vector.
+template <class T, int D>
+struct RankSlab {
+  std::vector<T> storage;
+  std::optional<DirectFaces<T, D>> faces;
+  SlabView<T, D> view;
+
+  /// Collective when `direct` (every rank must agree, resolve_direct_faces).
+  static Expected<RankSlab> make(comm::World& world, const Box<D>& box, bool direct, int tags) {
+    RankSlab s;
+    if (direct) {
+      auto f = DirectFaces<T, D>::create(world, box, tags);
+      if (!f) return Unexpected{f.error()};
+      s.faces.emplace(std::move(*f));
+      s.view = s.faces->slab();
+    } else {
+      s.storage.resize(static_cast<std::size_t>(box.volume()));
+      s.view = SlabView<T, D>(s.storage.data(), box);
+    }
+    return s;
+  }
+
+  /// Collective: connects direct faces (after a barrier) and measures t_face the way the run
+  /// sends faces (direct, or messages: measure_face_transfer).
+  Expected<double> connect_and_measure(comm::World& world, const RankLayout<D>& layout) {
+    if (!faces) return measure_face_transfer(world, layout, sizeof(T));
+    if (auto b = world.barrier(); !b) return Unexpected{b.error()};  // every box is written
+    if (auto c = faces->connect(layout.send_lines); !c) return Unexpected{c.error()};
+    return faces->measure_transfer(layout);
+  }
 };
 
 }  // namespace tp::exec

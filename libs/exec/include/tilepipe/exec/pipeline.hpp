@@ -178,9 +178,9 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
                                                         const PipelineOptions& options) {
   constexpr int D = K::dims;
   constexpr bool diagonal = detail::has_diagonal_dependence<K>();
-  auto direct_or = resolve_direct_faces(options.faces, world, diagonal, options.comm_thread);
-  if (!direct_or) return Unexpected{direct_or.error()};
   if (options.comm_thread) return run_rank_comm_thread(kernel, plan, world, options);
+  auto direct_or = resolve_direct_faces(options.faces, world, diagonal);
+  if (!direct_or) return Unexpected{direct_or.error()};
   using T = typename K::value_type;
   using R = typename K::result_type;
   using detail::Clock;
@@ -198,18 +198,10 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
 
   // The rank's slab: its tiles and the halo below them, boundary layers filled. With direct
   // faces it lives in a region that the neighbours write their faces into.
-  std::vector<T> storage;
-  std::optional<DirectFaces<T, D>> faces;
-  SlabView<T, D> slab;
-  if (direct) {
-    auto f = DirectFaces<T, D>::create(world, layout.slab_box, D * threads);
-    if (!f) return Unexpected{f.error()};
-    faces.emplace(std::move(*f));
-    slab = faces->slab();
-  } else {
-    storage.resize(static_cast<std::size_t>(layout.slab_box.volume()));
-    slab = SlabView<T, D>(storage.data(), layout.slab_box);
-  }
+  auto rank_slab = RankSlab<T, D>::make(world, layout.slab_box, direct, D * threads);
+  if (!rank_slab) return Unexpected{rank_slab.error()};
+  auto& faces = rank_slab->faces;
+  const SlabView<T, D> slab = rank_slab->view;
   detail::fill_outer_halo(kernel, slab, layout.space);
 
   // Copied faces: two buffers per line (double buffering: a face in flight while the next is
@@ -247,13 +239,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   report.rank = world.rank();
   report.threads = threads;
   report.direct_faces = direct;
-  if (direct) {
-    // Every rank wrote its slab box in create: connect after a barrier.
-    if (auto b = world.barrier(); !b) return Unexpected{b.error()};
-    if (auto c = faces->connect(layout.send_lines); !c) return Unexpected{c.error()};
-  }
-  auto face_s =
-      direct ? faces->measure_transfer(layout) : measure_face_transfer(world, layout, sizeof(T));
+  auto face_s = rank_slab->connect_and_measure(world, layout);
   if (!face_s) return Unexpected{face_s.error()};
   report.face_transfer_s = *face_s;
   int subtiles = 1;
