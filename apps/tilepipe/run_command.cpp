@@ -49,6 +49,7 @@ struct RunFlags {
   bool rendezvous_faces = false;  ///< keep the transport's default protocols for faces
   std::string link;               ///< --link SPEC (empty: none)
   comm::Link parsed_link;         ///< the emulated link in force
+  exec::FaceMode faces = exec::FaceMode::automatic;  ///< --faces
 };
 
 // Physical memory in bytes (0 when unknown).
@@ -98,6 +99,7 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
     j["schedule"] = std::string(plan::to_string(plan.schedule().kind()));
     j["grouping"] = std::string(plan::to_string(plan.schedule().grouping().kind()));
     j["subtiles"] = total.summary.ranks.front().subtiles;
+    j["faces"] = total.summary.ranks.front().direct_faces ? "direct" : "copy";
     j["comm_thread"] = f.comm_thread;
     j["comm_thread_share"] =
         f.comm_thread ? nlohmann::ordered_json(total.summary.ranks.front().comm_thread.share)
@@ -159,6 +161,11 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
         "  phases (s, all threads): compute {:.6f}  send start {:.6f}  waiting {:.6f}  "
         "synchronization {:.6f}\n",
         phases.compute_s, phases.send_start_s, phases.wait_s, phases.sync_s);
+    if (plan.nodes() > 1) {
+      fmt::print("  faces              {}\n", total.summary.ranks.front().direct_faces
+                                                  ? "direct (one copy into the neighbour's slab)"
+                                                  : "copy (sent as messages)");
+    }
     if (f.comm_thread) {
       const auto& c = total.summary.ranks.front().comm_thread;
       fmt::print(
@@ -203,6 +210,7 @@ int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
   exec::PipelineOptions options;
   options.trace = !f.trace.empty();
   options.comm_thread = f.comm_thread;
+  options.faces = f.faces;
   if (f.subtiles == "auto" && f.choice && f.choice->prediction.step.subtiles > 0) {
     // The model's N (seed 002 formula (7) with the machine file's t_sync_in).
     options.subtiles = static_cast<int>(f.choice->prediction.step.subtiles);
@@ -229,7 +237,7 @@ int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
     auto outcome = exec::run_rank(*kernel, plan, world, options);
     if (!outcome) {
       fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), outcome.error().message);
-      return exit_failure;
+      return outcome.error().is_user_error() ? exit_bad_input : exit_failure;
     }
     auto total = exec::gather_outcomes<kernels::Wave<D>>(world, *outcome);
     if (!total) {
@@ -342,6 +350,10 @@ int run_run(int argc, char** argv) {
   app.add_flag("--rendezvous-faces", f.rendezvous_faces,
                "keep the transport's size thresholds for faces (default: faces up to 1 MiB are "
                "sent eagerly, inside isend)");
+  std::string faces = "auto";
+  app.add_option("--faces", faces,
+                 "auto|copy|direct: how faces reach a neighbour rank (direct: packed straight into "
+                 "its slab, shared memory only; auto: direct where possible)");
   app.add_flag("--comm-thread", f.comm_thread,
                "one thread per rank does all communication and computes a smaller share");
   app.add_flag("--verify", f.verify, "also run the sequential reference; fail unless identical");
@@ -352,6 +364,9 @@ int run_run(int argc, char** argv) {
   add_link_option(app, f.link);
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
   f.cpus_given = app.count("--cpus") > 0;
+  auto face_mode = exec::parse_face_mode(faces, "--faces");
+  if (!face_mode) return report_error(face_mode.error());
+  f.faces = *face_mode;
 
   if (f.plan.kernel.empty()) {
     return report_error(Error(Errc::invalid_argument,
@@ -381,6 +396,16 @@ int run_run(int argc, char** argv) {
   if (!link) return report_error(link.error());
   config.link = *link;
   f.parsed_link = *link;
+  if (f.faces == exec::FaceMode::direct && config.transport == comm::TransportKind::mpi) {
+    return report_error(Error(Errc::invalid_argument,
+                              "--faces direct needs shared memory between the ranks (not "
+                              "--transport mpi); use --faces copy or auto"));
+  }
+  if (f.faces == exec::FaceMode::direct && config.link.enabled) {
+    return report_error(
+        Error(Errc::invalid_argument, "--faces direct bypasses the emulated link (--link " +
+                                          f.link + "); use --faces copy or auto"));
+  }
 
   auto extents = parse_extents(f.plan.size, "--size");
   if (!extents) return report_error(extents.error());

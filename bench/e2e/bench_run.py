@@ -12,8 +12,13 @@ With --machine FILE (from `tilepipe calibrate`), every row also carries the cost
 predicted time (`tilepipe plan --machine FILE --json`, field predicted_s).
 
 Writes OUT/results.json, OUT/summary.md (markdown tables) and OUT/schemes.png.
+
+With --faces, only compares copied and direct faces (`tilepipe run --faces copy|direct`) on
+2 ranks x 1 CPU: per repeat one sequential run, then every (schedule, height) with both face
+modes back to back (the order alternating between repeats), so that the paired ratio
+direct/copy sees the same machine load. Writes OUT/faces.json and OUT/faces.md.
 usage: bench_run.py BUILD_DIR OUT_DIR [--size 16x16x1048576] [--heights 1024,4096,16384]
-                    [--repeat 3] [--mpi] [--machine FILE]"""
+                    [--repeat 3] [--mpi] [--machine FILE] [--faces]"""
 import argparse
 import json
 import os
@@ -37,6 +42,69 @@ def median_run(cmd, repeat, env=None):
     return mid
 
 
+def compare_faces(a, tp, seq_exe, kernel, heights):
+    """Copied against direct faces, interleaved; medians, min-max and paired ratios."""
+    seq_s = []
+    runs = {}  # (schedule, height, faces) -> list of result dicts
+    for rep in range(a.repeat):
+        seq = run_json([seq_exe, a.size, "1"])
+        seq_s.append(seq["seconds"])
+        for sched in ("blocking", "overlap"):
+            for h in heights:
+                modes = ("copy", "direct") if rep % 2 == 0 else ("direct", "copy")
+                for faces in modes:
+                    cmd = [tp, "run", "--kernel", kernel, "--size", a.size, "--nodes", "2",
+                           "--cpus", "1", "--tile", str(h), "--schedule", sched, "--grouping",
+                           "hyperplane", "--sync", "hybrid", "--faces", faces, "--json"]
+                    r = run_json(cmd)
+                    if r["checksum"] != seq["checksum"] or r["faces"] != faces:
+                        raise RuntimeError(f"checksum or face mode differs: {' '.join(cmd)}")
+                    runs.setdefault((sched, h, faces), []).append(r)
+                    print(f"rep {rep} {sched:8} h={h:6} {faces:6} {r['seconds']:.4f}s",
+                          file=sys.stderr)
+    t_seq = statistics.median(seq_s)
+    rows = []
+    for sched in ("blocking", "overlap"):
+        for h in heights:
+            copy, direct = runs[(sched, h, "copy")], runs[(sched, h, "direct")]
+            ratios = [d["seconds"] / c["seconds"] for c, d in zip(copy, direct)]
+            for faces, rs in (("copy", copy), ("direct", direct)):
+                secs = [r["seconds"] for r in rs]
+                rows.append({
+                    "schedule": sched, "tile_height": h, "faces": faces,
+                    "seconds": statistics.median(secs), "seconds_min": min(secs),
+                    "seconds_max": max(secs),
+                    "efficiency": t_seq / (2 * statistics.median(secs)),
+                    "hidden_share": statistics.median(
+                        [r["hidden_share"] for r in rs if r["hidden_share"] is not None] or [0]),
+                    "send_start_s": statistics.median(r["phases"]["send_start_s"] for r in rs),
+                    "wait_s": statistics.median(r["phases"]["wait_s"] for r in rs),
+                    "face_transfer_s": statistics.median(
+                        max(x["face_transfer_s"] for x in r["ranks"]) for r in rs),
+                    "direct_over_copy": statistics.median(ratios) if faces == "direct" else None,
+                    "ratio_min": min(ratios) if faces == "direct" else None,
+                    "ratio_max": max(ratios) if faces == "direct" else None})
+    with open(os.path.join(a.out, "faces.json"), "w") as f:
+        json.dump({"size": a.size, "repeat": a.repeat, "t_seq": t_seq, "t_seq_all": seq_s,
+                   "rows": rows}, f, indent=2)
+    md = [f"Size {a.size} ({kernel}), 2 ranks x 1 CPU, hyperplane, medians of {a.repeat} "
+          f"interleaved runs (min-max); T_seq {t_seq:.4f} s ({min(seq_s):.4f}-{max(seq_s):.4f}).",
+          "", "| schedule | tile height | faces | seconds (min-max) | efficiency T_seq/(2T) | "
+          "direct/copy paired (min-max) | hidden | send start s | waiting s | t_face us |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ratio = "-" if r["direct_over_copy"] is None else (
+            f"{r['direct_over_copy']:.3f} ({r['ratio_min']:.3f}-{r['ratio_max']:.3f})")
+        md.append(f"| {r['schedule']} | {r['tile_height']} | {r['faces']} | {r['seconds']:.4f} "
+                  f"({r['seconds_min']:.4f}-{r['seconds_max']:.4f}) | {r['efficiency']:.2f} | "
+                  f"{ratio} | {100 * r['hidden_share']:.0f}% | {r['send_start_s']:.4f} | "
+                  f"{r['wait_s']:.4f} | {1e6 * r['face_transfer_s']:.0f} |")
+    with open(os.path.join(a.out, "faces.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("build")
@@ -46,6 +114,8 @@ def main():
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--mpi", action="store_true", help="also Open MPI over TCP loopback")
     p.add_argument("--machine", help="machine file: add the model's predicted time to each row")
+    p.add_argument("--faces", action="store_true",
+                   help="only compare copied and direct faces on 2 ranks x 1 CPU, interleaved")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     tp = os.path.join(a.build, "apps/tilepipe/tilepipe")
@@ -53,6 +123,8 @@ def main():
     kernel = f"wave{len(a.size.split('x'))}d"
     heights = [int(h) for h in a.heights.split(",")]
     results = {"size": a.size, "kernel": kernel, "repeat": a.repeat}
+    if a.faces:
+        return compare_faces(a, tp, seq_exe, kernel, heights)
 
     seq = run_json([seq_exe, a.size, str(a.repeat)])
     results["sequential"] = seq

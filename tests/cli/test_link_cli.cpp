@@ -53,7 +53,14 @@ TEST(LinkCli, run_through_a_link_verifies_with_the_same_checksum) {
     EXPECT_EQ(j["verified"], true);
     EXPECT_EQ(j["checksum"], p["checksum"]);
     EXPECT_EQ(j["link"], "latency=50us,bandwidth=100MB/s");
+    // Direct stores would bypass the link: auto sends faces as messages through it.
+    EXPECT_EQ(j["faces"], "copy");
   }
+  auto direct = tilepipe("run", with(small_run, {"--faces", "direct", "--link", "pci-sci"}));
+  EXPECT_EQ(direct.exit_code, 2);
+  EXPECT_EQ(direct.err,
+            "tilepipe: error: --faces direct bypasses the emulated link (--link pci-sci); use "
+            "--faces copy or auto\n");
   auto text = tilepipe("run", with(small_run, {"--link", "pci-sci"}));
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("  emulated link      latency=4660ns,bandwidth=84120KB/s\n"),

@@ -26,21 +26,25 @@ TEST(RunCli, every_scheme_verifies_bit_for_bit) {
   std::string checksum;
   for (const char* schedule : {"blocking", "overlap"}) {
     for (const char* grouping : {"hyperplane", "vertical"}) {
-      auto r = run({"--kernel", "wave3d", "--size", "9x10x301", "--tile", "16", "--nodes", "2",
-                    "--cpus", "2", "--schedule", schedule, "--grouping", grouping, "--sync",
-                    "block", "--verify", "--json"});
-      ASSERT_EQ(r.exit_code, 0) << schedule << " " << grouping << ": " << r.err;
-      const auto j = nlohmann::json::parse(r.out);
-      EXPECT_EQ(j["verified"], true);
-      EXPECT_EQ(j["schedule"], schedule);
-      EXPECT_EQ(j["grouping"], grouping);
-      for (const char* key : {"checksum", "seconds", "points_per_s", "phases", "steps"}) {
-        EXPECT_TRUE(j.contains(key)) << key;
+      for (const char* faces : {"copy", "direct"}) {
+        auto r =
+            run({"--kernel", "wave3d", "--size",  "9x10x301",   "--tile",   "16",         "--nodes",
+                 "2",        "--cpus", "2",       "--schedule", schedule,   "--grouping", grouping,
+                 "--sync",   "block",  "--faces", faces,        "--verify", "--json"});
+        ASSERT_EQ(r.exit_code, 0) << schedule << " " << grouping << " " << faces << ": " << r.err;
+        const auto j = nlohmann::json::parse(r.out);
+        EXPECT_EQ(j["verified"], true);
+        EXPECT_EQ(j["faces"], faces);
+        EXPECT_EQ(j["schedule"], schedule);
+        EXPECT_EQ(j["grouping"], grouping);
+        for (const char* key : {"checksum", "seconds", "points_per_s", "phases", "steps"}) {
+          EXPECT_TRUE(j.contains(key)) << key;
+        }
+        EXPECT_EQ(j["checksum"].get<std::string>().size(), 16u);
+        if (checksum.empty()) checksum = j["checksum"];
+        EXPECT_EQ(j["checksum"], checksum);
+        EXPECT_EQ(j["ranks"].size(), 2u);
       }
-      EXPECT_EQ(j["checksum"].get<std::string>().size(), 16u);
-      if (checksum.empty()) checksum = j["checksum"];
-      EXPECT_EQ(j["checksum"], checksum);
-      EXPECT_EQ(j["ranks"].size(), 2u);
     }
   }
 }
@@ -106,19 +110,40 @@ TEST(RunCli, trace_is_chrome_trace_json_with_a_track_per_rank_and_thread) {
 }
 
 TEST(RunCli, a_rank_that_dies_ends_the_run_with_an_error_in_bounded_time) {
-  ::setenv("TILEPIPE_FAULT_KILL_RANK", "1", 1);
-  const auto start = std::chrono::steady_clock::now();
-  auto r = run({"--kernel", "wave2d", "--size", "64x4000", "--nodes", "3", "--cpus", "1", "--sync",
-                "block", "--peer-timeout", "2"},
-               60);
-  ::unsetenv("TILEPIPE_FAULT_KILL_RANK");
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.exit_code, 137) << "the launcher itself must not be killed";
-  EXPECT_EQ(r.out.find("checksum"), std::string::npos) << "no partial result: " << r.out;
-  EXPECT_NE(r.err.find("rank 1"), std::string::npos) << r.err;
-  EXPECT_LT(elapsed, 30.0);
+  for (const char* faces : {"copy", "direct"}) {
+    SCOPED_TRACE(faces);
+    ::setenv("TILEPIPE_FAULT_KILL_RANK", "1", 1);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = run({"--kernel", "wave2d", "--size", "64x4000", "--nodes", "3", "--cpus", "1",
+                  "--sync", "block", "--peer-timeout", "2", "--faces", faces},
+                 60);
+    ::unsetenv("TILEPIPE_FAULT_KILL_RANK");
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.exit_code, 137) << "the launcher itself must not be killed";
+    EXPECT_EQ(r.out.find("checksum"), std::string::npos) << "no partial result: " << r.out;
+    EXPECT_NE(r.err.find("rank 1"), std::string::npos) << r.err;
+    EXPECT_LT(elapsed, 30.0);
+  }
+}
+
+TEST(RunCli, faces_auto_is_direct_on_shared_memory_and_human_output_says_so) {
+  auto r = run({"--kernel", "wave2d", "--size", "64x3000", "--nodes", "2", "--cpus", "1", "--sync",
+                "block", "--verify"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("faces              direct (one copy into the neighbour's slab)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("verified           yes (bit for bit)"), std::string::npos);
+  for (const char* faces : {"copy", "direct"}) {
+    auto ct = run({"--kernel", "wave2d", "--size", "64x3000", "--nodes", "2", "--cpus", "2",
+                   "--sync", "block", "--comm-thread", "--faces", faces, "--verify", "--json"});
+    ASSERT_EQ(ct.exit_code, 0) << ct.err;
+    const auto j = nlohmann::json::parse(ct.out);
+    EXPECT_EQ(j["faces"], faces);
+    EXPECT_EQ(j["verified"], true);
+  }
 }
 
 struct BadRun {
@@ -162,6 +187,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "--grouping", "vertical", "--comm-thread"},
                "--comm-thread runs with hyperplane grouping only (vertical grouping splits every "
                "tile among the CPUs with a barrier per subtile)"},
+        BadRun{{"--kernel", "wave2d", "--size", "8x8", "--faces", "zero"},
+               "--faces: 'zero' is not one of auto|copy|direct"},
+        BadRun{{"--kernel", "wave2d", "--size", "8x8", "--faces", "direct", "--transport", "mpi"},
+               "--faces direct needs shared memory between the ranks (not --transport mpi); use "
+               "--faces copy or auto"},
         BadRun{{"--kernel", "wave3d", "--size", "3000000x3000000x3000", "--tile", "1024"},
                "the run needs about 100582838.1 GiB but this machine has *"}),
     [](const ::testing::TestParamInfo<BadRun>& param) {

@@ -681,19 +681,25 @@ Expected<RecvInfo> Engine::wait(Request& request) {
   return take_result(request);
 }
 
-Expected<std::uint64_t> Engine::wait_notifications(std::uint32_t region, std::uint64_t count) {
-  TP_TRY(notifications(region));
+Expected<std::uint64_t> Engine::wait_notifications(std::uint32_t region, std::uint64_t count,
+                                                   std::size_t counter, int source) {
+  TP_TRY(notifications(region, counter));
+  const int source_local =
+      source >= 0 && source < size_ ? local_of_[static_cast<std::size_t>(source)] : -1;
   std::uint64_t seen = 0;
   Status s = wait_until([&]() -> std::optional<Status> {
-    RegionState& rs = *regions_[region];
-    seen = reinterpret_cast<RegionHeader*>(rs.local.data())->count.load(std::memory_order_seq_cst);
-    if (link_ != nullptr) seen += link_->notices(region);
-    if (rs.net_window >= 0) {
-      auto m = net_->notifications(rs.net_window);
-      if (!m) return Status{fail(m.error().code, rank_prefix(rank_) + m.error().message)};
-      seen += *m;
-    }
+    auto n = read_notifications(region, *regions_[region], counter);
+    if (!n) return Status{Unexpected{n.error()}};
+    seen = *n;
     if (seen >= count) return Status{};
+    // A notifier that exited cleanly (after an error of its own) will never notify again.
+    if (source_local >= 0 && source != rank_ &&
+        peers_[static_cast<std::size_t>(source_local)].departed) {
+      return Status{fail(Errc::peer_lost,
+                         rank_prefix(rank_) + "rank " + std::to_string(source) +
+                             " exited before notifying (counter " + std::to_string(counter) +
+                             " at " + std::to_string(seen) + " of " + std::to_string(count) + ")")};
+    }
     return std::nullopt;
   });
   if (!s) return Unexpected{s.error()};

@@ -13,6 +13,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace tp::comm::detail {
@@ -96,18 +97,23 @@ struct ShmPeer {
 
 /// One exposed region: this rank's memory and the mappings of the shm peers' parts.
 struct RegionState {
-  Mapping local;                   ///< header page + data
-  std::size_t bytes = 0;           ///< this rank's data bytes
-  std::vector<std::size_t> sizes;  ///< data bytes of every rank
-  std::vector<Mapping> peer_maps;  ///< by world rank; empty for self and net peers
+  Mapping local;                      ///< header pages (counters) + data
+  std::size_t bytes = 0;              ///< this rank's data bytes
+  std::vector<std::size_t> sizes;     ///< data bytes of every rank
+  std::vector<std::size_t> counters;  ///< notification counters of every rank
+  std::vector<Mapping> peer_maps;     ///< by world rank; empty for self and net peers
   int net_window = -1;
 };
 
-/// The page in front of a region's data: the shm notification counter (one line, written by
-/// putters with fetch_add/release, read by the owner with acquire).
+/// The pages in front of a region's data: the shm notification counters, counter c on cache
+/// line c (its notifiers RMW it with seq_cst, the owner loads it with seq_cst; one line each, so
+/// that producers of different counters never share a line).
 struct alignas(cache_line) RegionHeader {
   std::atomic<std::uint64_t> count;
 };
+
+/// Bytes in front of the data of a region part with `counters` counters (page-rounded).
+std::size_t region_header_bytes(std::size_t counters) noexcept;
 
 class Engine {
  public:
@@ -132,11 +138,15 @@ class Engine {
   Expected<RecvInfo> wait(Request& request);
   Status barrier();
   Status send(int dest, int tag, std::span<const std::byte> data);
-  Expected<std::span<std::byte>> create_region(std::size_t bytes, std::uint32_t& id);
+  Expected<std::span<std::byte>> create_region(std::size_t bytes, std::size_t counters,
+                                               std::uint32_t& id);
   Status put(std::uint32_t region, int target, std::size_t offset, std::span<const std::byte> data,
              bool notify);
-  Expected<std::uint64_t> notifications(std::uint32_t region);
-  Expected<std::uint64_t> wait_notifications(std::uint32_t region, std::uint64_t count);
+  std::optional<std::span<std::byte>> peer_memory(std::uint32_t region, int target);
+  Status notify(std::uint32_t region, int target, std::size_t counter);
+  Expected<std::uint64_t> notifications(std::uint32_t region, std::size_t counter);
+  Expected<std::uint64_t> wait_notifications(std::uint32_t region, std::uint64_t count,
+                                             std::size_t counter, int source);
   /// Called before MPI is finalized (the Net goes away with the Engine).
   void set_on_destroy(void (*fn)()) noexcept { on_destroy_ = fn; }
 
@@ -180,8 +190,6 @@ class Engine {
 
   // Emulated link (link_engine.cpp).
   Status setup_link();
-  Status put_over_link(RegionState& rs, std::uint32_t region, int target, std::size_t offset,
-                       std::span<const std::byte> data, bool notify);
   /// True when a message from `p` is published but still in flight on the emulated link (a
   /// peer that departed after sending it has not lost it: it arrives later).
   bool in_flight_on_link(const ShmPeer& p) const noexcept;
@@ -190,6 +198,18 @@ class Engine {
   void complete_send(ReqState& r);
   /// Completes the held sends whose link time has passed (called by progress()).
   void complete_link_sends();
+  // Regions (region.cpp).
+  Expected<RegionState*> find_region(std::uint32_t region, const char* what);
+  /// Adds one to `target`'s counter `counter` of `rs`, ordered after this thread's earlier stores
+  /// (put data and direct stores into peer_memory alike): the one place a notification is made.
+  /// With an emulated link the notification to a peer travels as a message charged `bytes`
+  /// (the put's data), so it becomes visible at the link's arrival time.
+  Status bump_notification(std::uint32_t region, RegionState& rs, int target, std::size_t counter,
+                           std::size_t bytes);
+  /// This rank's counter `counter` of `rs` (shm and self notifications, the link's and the
+  /// network's). Called under the lock.
+  Expected<std::uint64_t> read_notifications(std::uint32_t region, RegionState& rs,
+                                             std::size_t counter);
 
   // shm channels (shm_channel.cpp).
   bool has_cell(ShmPeer& p);

@@ -255,12 +255,15 @@ bool LinkEmulator::arrived(const Cell& cell) noexcept {
 void LinkEmulator::on_put_notice(const std::byte* data, std::size_t bytes) {
   LinkPutNotice notice{};
   std::memcpy(&notice, data, std::min(bytes, sizeof(notice)));
-  if (notice.region >= notices_.size()) notices_.resize(notice.region + 1, 0);
-  ++notices_[notice.region];
+  if (notice.region >= notices_.size()) notices_.resize(notice.region + std::size_t{1});
+  auto& counters = notices_[notice.region];
+  if (notice.counter >= counters.size()) counters.resize(notice.counter + std::size_t{1}, 0);
+  ++counters[notice.counter];
 }
 
-std::uint64_t LinkEmulator::notices(std::uint32_t region) const noexcept {
-  return region < notices_.size() ? notices_[region] : 0;
+std::uint64_t LinkEmulator::notices(std::uint32_t region, std::size_t counter) const noexcept {
+  if (region >= notices_.size() || counter >= notices_[region].size()) return 0;
+  return notices_[region][counter];
 }
 
 std::chrono::nanoseconds LinkEmulator::sleep_time(std::chrono::nanoseconds limit,

@@ -21,10 +21,11 @@ static_assert(link_stamp_offset + sizeof(std::uint64_t) == cell_payload_bytes);
 static_assert(sizeof(RtsBody) <= link_stamp_offset && sizeof(CtsBody) <= link_stamp_offset &&
               sizeof(FinBody) <= link_stamp_offset && sizeof(FragBody) <= link_stamp_offset);
 
-/// Body of a tag_link_put message: which region, and the bytes the put moved (charged to the link).
+/// Body of a tag_link_put message: which region and counter, and the bytes the notification
+/// announces (a put's data, charged to the link; 0 for notify after direct stores).
 struct LinkPutNotice {
   std::uint32_t region;
-  std::uint32_t pad;
+  std::uint32_t counter;
   std::uint64_t bytes;
 };
 
@@ -72,8 +73,8 @@ class LinkEmulator {
 
   /// Receiver: counts a put notice (tag_link_put payload) for its region.
   void on_put_notice(const std::byte* data, std::size_t bytes);
-  /// Notifications delivered through the link for `region` (added to the region's counter).
-  [[nodiscard]] std::uint64_t notices(std::uint32_t region) const noexcept;
+  /// Notifications delivered through the link for `region`'s `counter` (added to that counter).
+  [[nodiscard]] std::uint64_t notices(std::uint32_t region, std::size_t counter) const noexcept;
 
   /// Forgets the earliest pending arrival (call before a progress pass that re-discovers it).
   void clear_next_due() noexcept { next_due_ns_ = UINT64_MAX; }
@@ -87,8 +88,8 @@ class LinkEmulator {
  private:
   Link link_;
   double ns_per_byte_ = 0.0;
-  std::vector<std::uint64_t> free_at_ns_;  ///< by destination world rank
-  std::vector<std::uint64_t> notices_;     ///< by region id
+  std::vector<std::uint64_t> free_at_ns_;            ///< by destination world rank
+  std::vector<std::vector<std::uint64_t>> notices_;  ///< by region id, then counter
   std::uint64_t next_due_ns_ = UINT64_MAX;
   std::uint64_t last_done_ns_ = 0;
   struct Held {

@@ -25,22 +25,6 @@ Status Engine::setup_link() {
   return {};
 }
 
-Status Engine::put_over_link(RegionState& rs, std::uint32_t region, int target, std::size_t offset,
-                             std::span<const std::byte> data, bool notify) {
-  // The bytes land at once (nobody reads them before the notification); the notification is a
-  // message on the same link, stamped with the put's bytes, so it becomes visible at
-  // max(start, link free) + latency + bytes / bandwidth.
-  std::byte* base = rs.peer_maps[static_cast<std::size_t>(target)].data();
-  if (!data.empty()) std::memcpy(base + page_round(1) + offset, data.data(), data.size());
-  if (!notify) {
-    std::lock_guard lock(mu_);
-    (void)link_->depart(target, data.size());
-    return {};
-  }
-  const LinkPutNotice notice{region, 0, data.size()};
-  return send(target, tag_link_put, std::as_bytes(std::span(&notice, 1)));
-}
-
 void Engine::complete_send(ReqState& r) {
   if (link_ == nullptr || link_->last_done_ns() <= link_now_ns()) {
     complete(r);

@@ -213,9 +213,9 @@ Status World::barrier() {
   return engine_->barrier();
 }
 
-Expected<Region> World::create_region(std::size_t bytes) {
+Expected<Region> World::create_region(std::size_t bytes, std::size_t counters) {
   std::uint32_t id = 0;
-  auto local = engine_->create_region(bytes, id);
+  auto local = engine_->create_region(bytes, counters, id);
   if (!local) return Unexpected{local.error()};
   return Region(id, *local);
 }
@@ -225,12 +225,21 @@ Status World::put(const Region& region, int target, std::size_t offset,
   return engine_->put(region.id_, target, offset, data, notify);
 }
 
-Expected<std::uint64_t> World::notifications(const Region& region) {
-  return engine_->notifications(region.id_);
+std::optional<std::span<std::byte>> World::peer_memory(const Region& region, int target) const {
+  return engine_->peer_memory(region.id_, target);
 }
 
-Expected<std::uint64_t> World::wait_notifications(const Region& region, std::uint64_t count) {
-  return engine_->wait_notifications(region.id_, count);
+Status World::notify(const Region& region, int target, std::size_t counter) {
+  return engine_->notify(region.id_, target, counter);
+}
+
+Expected<std::uint64_t> World::notifications(const Region& region, std::size_t counter) {
+  return engine_->notifications(region.id_, counter);
+}
+
+Expected<std::uint64_t> World::wait_notifications(const Region& region, std::uint64_t count,
+                                                  std::size_t counter, int source) {
+  return engine_->wait_notifications(region.id_, count, counter, source);
 }
 
 }  // namespace tp::comm

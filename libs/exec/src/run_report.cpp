@@ -38,7 +38,7 @@ double RunSummary::hidden_share() const {
 namespace {
 
 struct Wire {
-  std::int64_t rank, threads, tiles, points, sent, bytes, received, subtiles, ct_on, ct_dim;
+  std::int64_t rank, threads, tiles, points, sent, bytes, received, subtiles, ct_on, ct_dim, direct;
   double wall, compute, send_start, wait, sync, face, exposed, ct_share, ct_alpha, ct_round,
       ct_compute, ct_comm;
 };
@@ -56,6 +56,7 @@ std::vector<std::byte> encode(const RankReport& r) {
                r.subtiles,
                r.comm_thread.on ? 1 : 0,
                r.comm_thread.split_dim,
+               r.direct_faces ? 1 : 0,
                r.wall_s,
                r.phases.compute_s,
                r.phases.send_start_s,
@@ -86,6 +87,7 @@ RankReport decode_report(const std::vector<std::byte>& bytes) {
   r.bytes_sent = w.bytes;
   r.messages_received = w.received;
   r.subtiles = static_cast<int>(w.subtiles);
+  r.direct_faces = w.direct != 0;
   r.wall_s = w.wall;
   r.phases = {w.compute, w.send_start, w.wait, w.sync};
   r.face_transfer_s = w.face;

@@ -1,5 +1,6 @@
 // The rank pipeline against the sequential reference: every scheme x grouping x nodes x CPUs x
-// dimensions, with extents that do not divide the tiles, gives the reference checksum bit for bit.
+// dimensions x face mode (copied, direct), with extents that do not divide the tiles, gives the
+// reference checksum bit for bit.
 #include <tilepipe/comm/launch.hpp>
 #include <tilepipe/exec/gather.hpp>
 #include <tilepipe/exec/pipeline.hpp>
@@ -7,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
 #include <string>
 
 namespace {
@@ -21,6 +24,7 @@ struct Case {
   int cpus;
   ScheduleKind schedule;
   GroupingKind grouping;
+  tp::exec::FaceMode faces = tp::exec::FaceMode::copy;
 };
 
 std::string describe(const Case& c) {
@@ -28,7 +32,7 @@ std::string describe(const Case& c) {
   for (std::size_t d = 0; d < c.size.size(); ++d) s += (d ? "x" : "") + std::to_string(c.size[d]);
   return s + " height " + std::to_string(c.height) + " nodes " + std::to_string(c.nodes) +
          " cpus " + std::to_string(c.cpus) + " " + std::string(to_string(c.schedule)) + " " +
-         std::string(to_string(c.grouping));
+         std::string(to_string(c.grouping)) + " faces " + std::string(to_string(c.faces));
 }
 
 template <int D>
@@ -51,8 +55,10 @@ int run_case(const Case& c, std::uint64_t expected) {
   const auto kernel = *tp::kernels::Wave<D>::make(n);
   tp::comm::Config config;
   config.sync = tp::comm::SyncMode::block;
+  tp::exec::PipelineOptions options;
+  options.faces = c.faces;
   auto launched = tp::comm::launch_local(c.nodes, config, [&](tp::comm::World& world) {
-    auto outcome = tp::exec::run_rank(kernel, *plan, world, tp::exec::PipelineOptions{});
+    auto outcome = tp::exec::run_rank(kernel, *plan, world, options);
     if (!outcome) {
       std::fprintf(stderr, "rank %d: %s\n", world.rank(), outcome.error().message.c_str());
       return 3;
@@ -60,6 +66,11 @@ int run_case(const Case& c, std::uint64_t expected) {
     auto total = tp::exec::gather_outcomes<tp::kernels::Wave<D>>(world, *outcome);
     if (!total) return 4;
     if (world.rank() != 0) return 0;
+    // Direct faces ran wherever there are neighbours (every rank is on shared memory here).
+    const bool direct = c.faces == tp::exec::FaceMode::direct && c.nodes > 1;
+    for (const auto& r : (*total)->summary.ranks) {
+      if (r.direct_faces != direct) return 7;
+    }
     if ((*total)->result != expected) {
       std::fprintf(stderr, "checksum %016llx, expected %016llx\n",
                    static_cast<unsigned long long>((*total)->result),
@@ -98,23 +109,72 @@ TEST(Pipeline, every_scheme_matches_the_sequential_reference) {
       for (int cpus = 1; cpus <= 2; ++cpus) {
         for (auto s : {ScheduleKind::blocking, ScheduleKind::overlap}) {
           for (auto g : {GroupingKind::hyperplane, GroupingKind::vertical}) {
-            const Case c{size, 4, nodes, cpus, s, g};
-            SCOPED_TRACE(describe(c));
-            tp::plan::PlanRequest probe;
-            probe.size = size;
-            probe.deps = tp::plan::DependenceMatrix::unit(static_cast<int>(size.size()));
-            probe.tile_height = c.height;
-            probe.nodes = nodes;
-            probe.cpus = cpus;
-            if (!tp::plan::Plan::make(probe)) continue;  // no legal mesh for these extents
-            EXPECT_EQ(run_any(c), 0);
-            ++ran;
+            for (auto faces : {tp::exec::FaceMode::copy, tp::exec::FaceMode::direct}) {
+              const Case c{size, 4, nodes, cpus, s, g, faces};
+              SCOPED_TRACE(describe(c));
+              tp::plan::PlanRequest probe;
+              probe.size = size;
+              probe.deps = tp::plan::DependenceMatrix::unit(static_cast<int>(size.size()));
+              probe.tile_height = c.height;
+              probe.nodes = nodes;
+              probe.cpus = cpus;
+              if (!tp::plan::Plan::make(probe)) continue;  // no legal mesh for these extents
+              EXPECT_EQ(run_any(c), 0);
+              ++ran;
+            }
           }
         }
       }
     }
   }
-  EXPECT_GT(ran, 60);
+  EXPECT_GT(ran, 120);
+}
+
+// A wave kernel whose rank dies (SIGKILL) in the middle of the run, on a tile past `die_from`
+// along the last dimension.
+bool g_die_here = false;
+struct DyingWave : tp::kernels::Wave<2> {
+  explicit DyingWave(tp::kernels::Wave<2> base) : tp::kernels::Wave<2>(std::move(base)) {}
+  void compute_tile(const tp::exec::Box<2>& box, const tp::exec::SlabView<float, 2>& slab) const {
+    if (g_die_here && box.lo[1] > 2000) std::raise(SIGKILL);
+    tp::kernels::Wave<2>::compute_tile(box, slab);
+  }
+};
+
+TEST(Pipeline, a_rank_killed_mid_run_ends_its_neighbours_waits_with_an_error) {
+  for (auto faces : {tp::exec::FaceMode::copy, tp::exec::FaceMode::direct}) {
+    SCOPED_TRACE(std::string(to_string(faces)));
+    tp::plan::PlanRequest req;
+    req.size = {64, 4000};
+    req.deps = tp::plan::DependenceMatrix::unit(2);
+    req.tile_height = 50;
+    req.nodes = 3;
+    req.cpus = 1;
+    auto plan = tp::plan::Plan::make(req);
+    ASSERT_TRUE(plan.has_value()) << plan.error().message;
+    ASSERT_EQ(plan->map_dim(), 1);
+    const DyingWave kernel(*tp::kernels::Wave<2>::make({64, 4000}));
+    tp::comm::Config config;
+    config.sync = tp::comm::SyncMode::block;
+    config.peer_timeout = std::chrono::seconds(2);
+    tp::exec::PipelineOptions options;
+    options.faces = faces;
+    const auto start = std::chrono::steady_clock::now();
+    auto launched = tp::comm::launch_local(3, config, [&](tp::comm::World& world) {
+      g_die_here = world.rank() == 1;
+      auto outcome = tp::exec::run_rank(kernel, *plan, world, options);
+      if (outcome) return 0;
+      std::fprintf(stderr, "rank %d: %s\n", world.rank(), outcome.error().message.c_str());
+      return outcome.error().code == tp::Errc::peer_lost ? 3 : 4;
+    });
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(launched.has_value()) << launched.error().message;
+    EXPECT_EQ(launched->term_signals[1], SIGKILL);
+    // Rank 2 consumes rank 1's faces: its wait fails (peer_lost) instead of hanging.
+    EXPECT_EQ(launched->exit_codes[2], 3);
+    EXPECT_LT(elapsed, 30.0);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The rank pipeline with a communication thread against the sequential reference: nodes 1-4 x
-// CPUs 1-3 x dimensions 2-4 x both schedules, extents that do not divide the tiles, measured and
-// forced shares, give the reference checksum bit for bit; the re-cut rows keep node boundaries.
+// CPUs 1-3 x dimensions 2-4 x both schedules x copied and direct faces, extents that do not divide
+// the tiles, measured and forced shares, give the reference checksum bit for bit; the re-cut rows
+// keep node boundaries.
 #include <tilepipe/comm/launch.hpp>
 #include <tilepipe/exec/gather.hpp>
 #include <tilepipe/exec/pipeline.hpp>
@@ -35,7 +36,8 @@ std::optional<tp::plan::Plan> make_plan(const std::vector<std::int64_t>& size, s
 // was computed once, and every rank reports the same share (0 with one CPU, 1 when blocking
 // and not forced).
 template <int D>
-int run_case(const tp::plan::Plan& plan, double forced, std::uint64_t expected) {
+int run_case(const tp::plan::Plan& plan, double forced, std::uint64_t expected,
+             tp::exec::FaceMode faces) {
   tp::exec::Point<D> n{};
   for (int d = 0; d < D; ++d) n[d] = plan.space().extent(d);
   const auto kernel = *tp::kernels::Wave<D>::make(n);
@@ -44,6 +46,7 @@ int run_case(const tp::plan::Plan& plan, double forced, std::uint64_t expected) 
   tp::exec::PipelineOptions options;
   options.comm_thread = true;
   options.comm_thread_share = forced;
+  options.faces = faces;
   auto launched =
       tp::comm::launch_local(static_cast<int>(plan.nodes()), config, [&](tp::comm::World& world) {
         auto outcome = tp::exec::run_rank(kernel, plan, world, options);
@@ -65,6 +68,9 @@ int run_case(const tp::plan::Plan& plan, double forced, std::uint64_t expected) 
         for (const auto& r : (*total)->summary.ranks) {
           points += r.points;
           shares.insert(r.comm_thread.share);
+          if (r.direct_faces != (faces == tp::exec::FaceMode::direct && plan.nodes() > 1)) {
+            return 13;
+          }
           if (!r.comm_thread.on ||
               r.threads != static_cast<int>(plan.cpus()) + (plan.cpus() == 1 ? 1 : 0)) {
             return 6;
@@ -87,16 +93,17 @@ int run_case(const tp::plan::Plan& plan, double forced, std::uint64_t expected) 
   return launched->status();
 }
 
-int run_any(const tp::plan::Plan& plan, const std::vector<std::int64_t>& size, double forced) {
+int run_any(const tp::plan::Plan& plan, const std::vector<std::int64_t>& size, double forced,
+            tp::exec::FaceMode faces) {
   const auto reference = tp::kernels::wave_reference(size);
   const auto expected = tp::kernels::wave_reference_checksum(reference, size);
   switch (size.size()) {
     case 2:
-      return run_case<2>(plan, forced, expected);
+      return run_case<2>(plan, forced, expected, faces);
     case 3:
-      return run_case<3>(plan, forced, expected);
+      return run_case<3>(plan, forced, expected, faces);
     default:
-      return run_case<4>(plan, forced, expected);
+      return run_case<4>(plan, forced, expected, faces);
   }
 }
 
@@ -109,15 +116,18 @@ TEST(PipelineCommThread, matches_the_sequential_reference_with_the_measured_shar
         for (auto s : {ScheduleKind::blocking, ScheduleKind::overlap}) {
           auto plan = make_plan(size, 4, nodes, cpus, s, GroupingKind::hyperplane);
           if (!plan) continue;  // no legal mesh for these extents
-          SCOPED_TRACE(::testing::Message() << "dims " << size.size() << " nodes " << nodes
-                                            << " cpus " << cpus << " " << to_string(s));
-          EXPECT_EQ(run_any(*plan, size, -1), 0);
-          ++ran;
+          for (auto faces : {tp::exec::FaceMode::copy, tp::exec::FaceMode::direct}) {
+            SCOPED_TRACE(::testing::Message()
+                         << "dims " << size.size() << " nodes " << nodes << " cpus " << cpus << " "
+                         << to_string(s) << " faces " << to_string(faces));
+            EXPECT_EQ(run_any(*plan, size, -1, faces), 0);
+            ++ran;
+          }
         }
       }
     }
   }
-  EXPECT_GT(ran, 50);
+  EXPECT_GT(ran, 100);
 }
 
 TEST(PipelineCommThread, matches_the_reference_for_every_forced_share) {
@@ -131,15 +141,18 @@ TEST(PipelineCommThread, matches_the_reference_for_every_forced_share) {
           auto plan =
               make_plan(size, 3, nodes, cpus, ScheduleKind::overlap, GroupingKind::hyperplane);
           if (!plan) continue;
-          SCOPED_TRACE(::testing::Message() << "dims " << size.size() << " nodes " << nodes
-                                            << " cpus " << cpus << " share " << share);
-          EXPECT_EQ(run_any(*plan, size, share), 0);
-          ++ran;
+          for (auto faces : {tp::exec::FaceMode::copy, tp::exec::FaceMode::direct}) {
+            SCOPED_TRACE(::testing::Message()
+                         << "dims " << size.size() << " nodes " << nodes << " cpus " << cpus
+                         << " share " << share << " faces " << to_string(faces));
+            EXPECT_EQ(run_any(*plan, size, share, faces), 0);
+            ++ran;
+          }
         }
       }
     }
   }
-  EXPECT_GT(ran, 30);
+  EXPECT_GT(ran, 60);
 }
 
 TEST(PipelineCommThread, vertical_grouping_is_refused) {

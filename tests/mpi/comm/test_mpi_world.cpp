@@ -151,6 +151,16 @@ TEST(MpiWorld, puts_land_before_their_notification) {
     EXPECT_TRUE(check_message(region->local().subspan(static_cast<std::size_t>(k) * 2048, 2048),
                               left, w.rank(), static_cast<std::uint64_t>(k)));
   }
+  // A peer's memory is mapped only over shared memory; notify works on counter 0 either way
+  // (after a barrier: every rank has seen its 4 notifications).
+  ASSERT_TRUE(w.barrier().has_value());
+  for (int p = 0; p < n; ++p) {
+    EXPECT_EQ(w.peer_memory(*region, p).has_value(), w.transport_to(p) == "shm") << "rank " << p;
+  }
+  ASSERT_TRUE(w.notify(*region, right).has_value());
+  seen = w.wait_notifications(*region, 5, 0, left);
+  ASSERT_TRUE(seen.has_value()) << seen.error().message;
+  EXPECT_EQ(*seen, 5U);
   auto over = w.put(*region, right, 8000, make_message(0, 0, 0, 200));
   ASSERT_FALSE(over.has_value());
   EXPECT_EQ(over.error().code, Errc::out_of_range);

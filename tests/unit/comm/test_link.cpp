@@ -247,6 +247,37 @@ TEST(LinkDelivery, put_notification_is_visible_at_arrival) {
   });
 }
 
+TEST(LinkDelivery, notify_on_a_counter_arrives_at_latency_on_that_counter_only) {
+  const Config cfg = link_config(SyncMode::block, "latency=3ms,bandwidth=10MB/s");
+  run_ranks(2, cfg, [&cfg](World& w) {
+    auto region = w.create_region(64, 3);
+    RANK_OK(region);
+    RANK_OK(w.barrier());
+    if (w.rank() == 0) {
+      auto mem = w.peer_memory(*region, 1);
+      RANK_CHECK(mem.has_value());
+      const std::int64_t t0 = now_ns();
+      std::memcpy(mem->data(), &t0, sizeof(t0));  // a direct store, then its notification
+      RANK_OK(w.notify(*region, 1, 2));
+      RANK_OK(w.barrier());
+      return 0;
+    }
+    auto got = w.wait_notifications(*region, 1, 2);
+    RANK_OK(got);
+    const std::int64_t t1 = now_ns();
+    std::int64_t t0 = 0;
+    std::memcpy(&t0, region->local().data(), sizeof(t0));
+    RANK_CHECK(t1 - t0 >= cfg.link.latency.count());
+    for (std::size_t counter : {0, 1}) {
+      auto n = w.notifications(*region, counter);
+      RANK_OK(n);
+      RANK_CHECK(*n == 0);
+    }
+    RANK_OK(w.barrier());
+    return 0;
+  });
+}
+
 /// A rank waiting 200 ms for a message in flight sleeps: its CPU time stays far below the wait.
 void expect_sleeping_wait(SyncMode sync) {
   const Config cfg = link_config(sync, "latency=200ms");

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -22,6 +23,8 @@ class Engine;
 inline constexpr int any_source = -1;
 /// Receive any user tag (irecv/recv `tag`).
 inline constexpr int any_tag = -1;
+/// Most notification counters one rank's part of a region may have (World::create_region).
+inline constexpr std::size_t max_region_counters = 1024;
 /// Largest user tag; user tags are 0..max_tag (negative tags are reserved for the library).
 inline constexpr int max_tag = (1 << 20) - 1;
 
@@ -124,19 +127,32 @@ class World {
   /// Returns when every rank has entered the barrier.
   Status barrier();
 
-  /// Collective: every rank exposes `bytes` bytes (may differ per rank) that peers can put into.
+  /// Collective: every rank exposes `bytes` bytes (may differ per rank) that peers can put into,
+  /// with `counters` notification counters (1..max_region_counters, may differ per rank).
   /// The memory is zero-filled, page-aligned and lives until the World is destroyed.
-  Expected<Region> create_region(std::size_t bytes);
+  Expected<Region> create_region(std::size_t bytes, std::size_t counters = 1);
   /// Writes `data` at `offset` of `target`'s part of `region`; when `notify`, then adds one to
-  /// the target's notification counter (ordered after the data). Complete on return: the data is
-  /// visible to the target once it has seen the notification.
+  /// the target's notification counter 0 (ordered after the data). Complete on return: the data
+  /// is visible to the target once it has seen the notification.
   Status put(const Region& region, int target, std::size_t offset, std::span<const std::byte> data,
              bool notify = true);
-  /// Notifications received so far on this rank's part of `region` (monotonic).
-  Expected<std::uint64_t> notifications(const Region& region);
-  /// Waits until this rank's notification counter for `region` reaches `count`; data put
-  /// before those notifications is then visible in region.local(). Returns the counter.
-  Expected<std::uint64_t> wait_notifications(const Region& region, std::uint64_t count);
+  /// `target`'s part of `region` mapped into this process (a shm peer): stores into it land in
+  /// the target's region.local() directly; make them visible with notify(). nullopt for this
+  /// rank itself (use region.local()), for peers reached over MPI and for an unknown region.
+  [[nodiscard]] std::optional<std::span<std::byte>> peer_memory(const Region& region,
+                                                                int target) const;
+  /// Adds one to `target`'s notification counter `counter` of `region`, ordered after every
+  /// store this thread made before (into peer_memory or by put): a target that sees the new count
+  /// sees those stores. The same counter bump as put's. Over MPI only counter 0 exists.
+  Status notify(const Region& region, int target, std::size_t counter = 0);
+  /// Notifications received so far on this rank's counter `counter` of `region` (monotonic).
+  Expected<std::uint64_t> notifications(const Region& region, std::size_t counter = 0);
+  /// Waits until this rank's counter `counter` of `region` reaches `count`; data put or stored
+  /// before those notifications is then visible in region.local(). Returns the counter. With a
+  /// `source` rank, fails (peer_lost) when that rank exits before the count is reached; any
+  /// death of a shm peer ends the wait within config.peer_timeout either way.
+  Expected<std::uint64_t> wait_notifications(const Region& region, std::uint64_t count,
+                                             std::size_t counter = 0, int source = any_source);
 
   /// Internal: the launcher and from_mpi build Worlds from an engine.
   explicit World(std::unique_ptr<detail::Engine> engine) noexcept;

@@ -1,15 +1,40 @@
-// Sizes the shared-memory transport for a plan's faces, so that every face is sent eagerly:
-// written into the receiver's memory inside isend, with nothing left to progress while both
-// ranks compute (docs/executor.md, "Progress").
+// How faces travel: the face mode (copy or direct) and, for copied faces, a shared-memory
+// transport sized so that every face is sent eagerly: written into the receiver's memory inside
+// isend, with nothing left to progress while both ranks compute (docs/executor.md, "Progress").
 #pragma once
 
 #include <tilepipe/comm/config.hpp>
 #include <tilepipe/plan/plan.hpp>
+#include <tilepipe/support/expected.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <string>
+#include <string_view>
 
 namespace tp::exec {
+
+/// How a resident kernel's faces reach a neighbour rank (docs/executor.md, "Copies").
+enum class FaceMode {
+  automatic,  ///< direct where it can run (every rank on shared memory, axis dependences), else
+              ///< copy
+  copy,       ///< packed into a buffer, sent as a message, unpacked into the halo (four copies)
+  direct,     ///< packed straight into the consumer's slab halo (one copy), then a notification
+};
+
+/// "auto", "copy" or "direct".
+inline std::string_view to_string(FaceMode mode) noexcept {
+  return mode == FaceMode::copy ? "copy" : mode == FaceMode::direct ? "direct" : "auto";
+}
+
+/// Parses "auto|copy|direct" (an Error naming `flag` and the value otherwise).
+inline Expected<FaceMode> parse_face_mode(std::string_view text, std::string_view flag) {
+  if (text == "auto") return FaceMode::automatic;
+  if (text == "copy") return FaceMode::copy;
+  if (text == "direct") return FaceMode::direct;
+  return fail(Errc::invalid_argument,
+              std::string(flag) + ": '" + std::string(text) + "' is not one of auto|copy|direct");
+}
 
 /// Largest eager slot the executor asks for (bytes); larger faces stay rendezvous.
 inline constexpr std::size_t max_face_slot_bytes = std::size_t{1} << 20;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <tilepipe/comm/world.hpp>
+#include <tilepipe/exec/direct_faces.hpp>
+#include <tilepipe/exec/face_transport.hpp>
 #include <tilepipe/exec/kernel.hpp>
 #include <tilepipe/exec/pipeline_tasks.hpp>
 #include <tilepipe/exec/run_report.hpp>
@@ -19,6 +21,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -38,6 +41,8 @@ struct PipelineOptions {
   /// With comm_thread: the communication thread's share in [0, 1] instead of the measured one
   /// (tests, experiments); negative = measure.
   double comm_thread_share = -1;
+  /// How resident faces reach a neighbour rank (direct: one copy straight into its slab).
+  FaceMode faces = FaceMode::automatic;
   /// Record spans for a Chrome trace.
   bool trace = false;
   /// Time zero of the trace (the same on every rank of a host).
@@ -98,6 +103,59 @@ void fill_outer_halo(const K& kernel, const SlabView<typename K::value_type, K::
 /// Seconds one barrier round of `threads` threads takes (t_sync_in), median of a few batches.
 double measure_barrier_s(int threads);
 
+/// Why a plan cannot run with a kernel of `dims` dimensions on `world`, or success.
+inline Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dims) {
+  if (plan.space().dims() != dims) {
+    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.space().dims()) +
+                                            " dimensions but the kernel has " +
+                                            std::to_string(dims));
+  }
+  if (world.size() != plan.nodes()) {
+    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.nodes()) +
+                                            " nodes but the world has " +
+                                            std::to_string(world.size()) + " ranks");
+  }
+  return {};
+}
+
+/// True when a dependence of K has more than one non-zero component.
+template <class K>
+constexpr bool has_diagonal_dependence() {
+  for (const auto& dep : K::deps) {
+    int nonzero = 0;
+    for (const auto c : dep) nonzero += c != 0 ? 1 : 0;
+    if (nonzero > 1) return true;
+  }
+  return false;
+}
+
+/// The rank's share of a resident kernel's result over the tiles of `layout`, reduced on
+/// `threads` threads (not timed), with the tile and point counts into the outcome's report.
+template <ResidentKernel K, class Outcome>
+void reduce_rank_result(const K& kernel, const RankLayout<K::dims>& layout,
+                        const SlabView<typename K::value_type, K::dims>& slab, int threads,
+                        Outcome& outcome) {
+  using R = typename K::result_type;
+  std::vector<R> partial(static_cast<std::size_t>(threads));
+  const SlabView<const typename K::value_type, K::dims> cslab = slab;
+  std::vector<const Task<K::dims>*> all;
+  for (const auto& s : layout.steps) {
+    for (const auto& task : s.tasks) all.push_back(&task);
+  }
+  run_steps(threads, 1, [&](int t, Index) {
+    auto& p = partial[static_cast<std::size_t>(t)];
+    for (std::size_t x = static_cast<std::size_t>(t); x < all.size();
+         x += static_cast<std::size_t>(threads)) {
+      p = K::combine(p, kernel.tile_result(all[x]->box, cslab));
+    }
+  });
+  for (const R& p : partial) outcome.result = K::combine(outcome.result, p);
+  for (const auto* task : all) {
+    ++outcome.report.tiles;
+    outcome.report.points += task->box.volume();
+  }
+}
+
 }  // namespace detail
 
 /// Why `plan` cannot run with a communication thread (vertical grouping), or success.
@@ -118,42 +176,36 @@ template <ResidentKernel K>
 Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const plan::Plan& plan,
                                                         comm::World& world,
                                                         const PipelineOptions& options) {
-  if (options.comm_thread) return run_rank_comm_thread(kernel, plan, world, options);
   constexpr int D = K::dims;
+  constexpr bool diagonal = detail::has_diagonal_dependence<K>();
+  if (options.comm_thread) return run_rank_comm_thread(kernel, plan, world, options);
+  auto direct_or = resolve_direct_faces(options.faces, world, diagonal);
+  if (!direct_or) return Unexpected{direct_or.error()};
   using T = typename K::value_type;
   using R = typename K::result_type;
   using detail::Clock;
-  if (plan.space().dims() != D) {
-    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.space().dims()) +
-                                            " dimensions but the kernel has " + std::to_string(D));
-  }
-  if (world.size() != plan.nodes()) {
-    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.nodes()) +
-                                            " nodes but the world has " +
-                                            std::to_string(world.size()) + " ranks");
-  }
+  if (auto ok = detail::check_plan_fits(plan, world, D); !ok) return Unexpected{ok.error()};
+  const bool direct = *direct_or;
   std::array<int, D> halo{};
   for (int d = 0; d < D; ++d) halo[static_cast<std::size_t>(d)] = halo_width<K>(d);
   const bool vertical = plan.schedule().grouping().kind() == plan::GroupingKind::vertical;
   const bool overlap = plan.schedule().kind() == plan::ScheduleKind::overlap;
   const int threads = static_cast<int>(plan.cpus());
 
-  bool diagonal = false;
-  for (const auto& dep : K::deps) {
-    int nonzero = 0;
-    for (int d = 0; d < D; ++d) nonzero += dep[static_cast<std::size_t>(d)] != 0 ? 1 : 0;
-    diagonal = diagonal || nonzero > 1;
-  }
   auto layout_or = build_rank_layout<D>(plan, world.rank(), halo, diagonal);
   if (!layout_or) return Unexpected{layout_or.error()};
   RankLayout<D>& layout = *layout_or;
 
-  // The rank's slab: its tiles and the halo below them, boundary layers filled.
-  std::vector<T> storage(static_cast<std::size_t>(layout.slab_box.volume()));
-  const SlabView<T, D> slab(storage.data(), layout.slab_box);
+  // The rank's slab: its tiles and the halo below them, boundary layers filled. With direct
+  // faces it lives in a region that the neighbours write their faces into.
+  auto rank_slab = RankSlab<T, D>::make(world, layout.slab_box, direct, D * threads);
+  if (!rank_slab) return Unexpected{rank_slab.error()};
+  auto& faces = rank_slab->faces;
+  const SlabView<T, D> slab = rank_slab->view;
   detail::fill_outer_halo(kernel, slab, layout.space);
 
-  // Face buffers: two per line (double buffering: a face in flight while the next is packed).
+  // Copied faces: two buffers per line (double buffering: a face in flight while the next is
+  // packed). Direct faces need none.
   struct LineBuffers {
     std::array<std::vector<T>, 2> buf;
     std::array<comm::Request, 2> req;
@@ -161,17 +213,17 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   };
   std::vector<LineBuffers> recv_bufs(layout.recv_lines.size());
   std::vector<LineBuffers> send_bufs(layout.send_lines.size());
-  for (std::size_t l = 0; l < layout.recv_lines.size(); ++l) {
+  for (std::size_t l = 0; l < layout.recv_lines.size() && !direct; ++l) {
     for (auto& b : recv_bufs[l].buf) b.resize(layout.recv_lines[l].max_elems);
   }
-  for (std::size_t l = 0; l < layout.send_lines.size(); ++l) {
+  for (std::size_t l = 0; l < layout.send_lines.size() && !direct; ++l) {
     for (auto& b : send_bufs[l].buf) b.resize(layout.send_lines[l].max_elems);
   }
   const auto as_bytes = [](std::span<T> s) { return std::as_writable_bytes(s); };
   const auto post_recv = [&](std::size_t l) {
     auto& line = layout.recv_lines[l];
     auto& lb = recv_bufs[l];
-    if (lb.posted >= static_cast<std::int64_t>(line.regions.size())) return;
+    if (direct || lb.posted >= static_cast<std::int64_t>(line.regions.size())) return;
     const auto slot = static_cast<std::size_t>(lb.posted & 1);
     const auto elems =
         static_cast<std::size_t>(line.regions[static_cast<std::size_t>(lb.posted)].volume());
@@ -186,7 +238,8 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   RankReport& report = outcome.report;
   report.rank = world.rank();
   report.threads = threads;
-  auto face_s = measure_face_transfer(world, layout, sizeof(T));
+  report.direct_faces = direct;
+  auto face_s = rank_slab->connect_and_measure(world, layout);
   if (!face_s) return Unexpected{face_s.error()};
   report.face_transfer_s = *face_s;
   int subtiles = 1;
@@ -245,7 +298,8 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
     span(t, SpanKind::send_start, step, a, b);
   };
   // Packs a finished tile's faces for remote consumers (waiting first for the send that used the
-  // same buffer two faces ago), then queues them.
+  // same buffer two faces ago), then queues them. Direct faces: packs them straight into the
+  // consumers' slabs and notifies; they are sent on return.
   const auto pack_faces = [&](int t, const Task<D>& task, std::int64_t step) {
     const auto a = Clock::now();
     double waited = 0;
@@ -253,8 +307,14 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
       const auto l = task.out_line[static_cast<std::size_t>(k)];
       if (l < 0) continue;
       auto& line = layout.send_lines[static_cast<std::size_t>(l)];
-      auto& sb = send_bufs[static_cast<std::size_t>(l)];
       const auto seq = task.out_seq[static_cast<std::size_t>(k)];
+      if (direct) {
+        const auto bytes = detail::must(faces->send(line, seq));
+        ++sent[static_cast<std::size_t>(t)];
+        sent_bytes[static_cast<std::size_t>(t)] += static_cast<std::int64_t>(bytes);
+        continue;
+      }
+      auto& sb = send_bufs[static_cast<std::size_t>(l)];
       const auto slot = static_cast<std::size_t>(seq & 1);
       if (sb.req[slot].active()) {
         const auto w0 = Clock::now();
@@ -279,8 +339,16 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
       if (l < 0) continue;
       any = true;
       auto& line = layout.recv_lines[static_cast<std::size_t>(l)];
-      auto& rb = recv_bufs[static_cast<std::size_t>(l)];
       const auto seq = task.in_seq[static_cast<std::size_t>(k)];
+      if (direct) {
+        const auto w0 = Clock::now();
+        detail::must(faces->wait(line, seq));
+        exposed[static_cast<std::size_t>(t)] +=
+            std::min(detail::seconds(Clock::now() - w0), face_s_cap);
+        ++received[static_cast<std::size_t>(t)];
+        continue;
+      }
+      auto& rb = recv_bufs[static_cast<std::size_t>(l)];
       const auto slot = static_cast<std::size_t>(seq & 1);
       TP_ASSERT(rb.req[slot].active());
       const auto w0 = Clock::now();
@@ -339,7 +407,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
         span(t, SpanKind::compute, global_step, a, b);
         if (q == offset + subtiles - 1) {
           pack_faces(t, *task, global_step);
-          if (!overlap) {
+          if (!overlap && !direct) {
             start_sends(t, global_step);
             // Blocking schedule: the sends complete before the next tile starts.
             const auto w0 = Clock::now();
@@ -387,24 +455,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   }
 
   // The rank's share of the result, over its tiles, on its threads (not timed).
-  std::vector<R> partial(static_cast<std::size_t>(threads));
-  const SlabView<const T, D> cslab = slab;
-  std::vector<const Task<D>*> all;
-  for (const auto& s : layout.steps) {
-    for (const auto& task : s.tasks) all.push_back(&task);
-  }
-  run_steps(threads, 1, [&](int t, Index) {
-    auto& p = partial[static_cast<std::size_t>(t)];
-    for (std::size_t x = static_cast<std::size_t>(t); x < all.size();
-         x += static_cast<std::size_t>(threads)) {
-      p = K::combine(p, kernel.tile_result(all[x]->box, cslab));
-    }
-  });
-  for (const R& p : partial) outcome.result = K::combine(outcome.result, p);
-  for (const auto* task : all) {
-    ++report.tiles;
-    report.points += task->box.volume();
-  }
+  detail::reduce_rank_result(kernel, layout, slab, threads, outcome);
   if (options.trace) outcome.spans = tracer.spans();
   return outcome;
 }

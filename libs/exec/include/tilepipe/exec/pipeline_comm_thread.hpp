@@ -97,27 +97,18 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   using T = typename K::value_type;
   using R = typename K::result_type;
   using detail::Clock;
-  if (plan.space().dims() != D) {
-    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.space().dims()) +
-                                            " dimensions but the kernel has " + std::to_string(D));
-  }
-  if (world.size() != plan.nodes()) {
-    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.nodes()) +
-                                            " nodes but the world has " +
-                                            std::to_string(world.size()) + " ranks");
-  }
+  if (auto ok = detail::check_plan_fits(plan, world, D); !ok) return Unexpected{ok.error()};
   if (auto ok = check_comm_thread(plan); !ok) return Unexpected{ok.error()};
-  for (const auto& dep : K::deps) {
-    int nonzero = 0;
-    for (int d = 0; d < D; ++d) nonzero += dep[static_cast<std::size_t>(d)] != 0 ? 1 : 0;
-    if (nonzero > 1) {
-      // Extended faces of neighbouring rows overlap; unpacking one a step ahead would write
-      // halo points that a compute thread reads in the same step.
-      return fail(Errc::invalid_argument,
-                  "the communication thread needs dependences along the axes (this kernel has a "
-                  "diagonal one)");
-    }
+  if (detail::has_diagonal_dependence<K>()) {
+    // Extended faces of neighbouring rows overlap; unpacking one a step ahead would write halo
+    // points that a compute thread reads in the same step.
+    return fail(Errc::invalid_argument,
+                "the communication thread needs dependences along the axes (this kernel has a "
+                "diagonal one)");
   }
+  auto direct_or = resolve_direct_faces(options.faces, world, false);
+  if (!direct_or) return Unexpected{direct_or.error()};
+  const bool direct = *direct_or;
   std::array<int, D> halo{};
   for (int d = 0; d < D; ++d) halo[static_cast<std::size_t>(d)] = halo_width<K>(d);
   const bool overlap = plan.schedule().kind() == plan::ScheduleKind::overlap;
@@ -144,9 +135,13 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   {
     auto plain = build_rank_layout<D>(plan, world.rank(), halo, false);
     if (!plain) return Unexpected{plain.error()};
-    auto round = detail::measure_comm_round(world, *plain, sizeof(T));
-    if (!round) return Unexpected{round.error()};
-    ct.comm_round_s = *round;
+    // Direct faces: every compute thread copies its own faces; the communication thread only
+    // notifies and waits, so C = 0 and the rows stay equal (not measured: no copy to time).
+    if (!direct) {
+      auto round = detail::measure_comm_round(world, *plain, sizeof(T));
+      if (!round) return Unexpected{round.error()};
+      ct.comm_round_s = *round;
+    }
     if (split.dim >= 0) {
       split.min_width = std::max(1, halo[static_cast<std::size_t>(split.dim)]);
       ct.alpha_s = measure_tile_seconds(kernel, plain->typical_tile);
@@ -170,9 +165,12 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   auto layout_or = build_rank_layout<D>(plan, world.rank(), halo, false, split);
   if (!layout_or) return Unexpected{layout_or.error()};
   RankLayout<D>& layout = *layout_or;
-  std::vector<T> storage(static_cast<std::size_t>(layout.slab_box.volume()));
-  const SlabView<T, D> slab(storage.data(), layout.slab_box);
+  auto rank_slab = RankSlab<T, D>::make(world, layout.slab_box, direct, D * cpus);
+  if (!rank_slab) return Unexpected{rank_slab.error()};
+  auto& faces = rank_slab->faces;
+  const SlabView<T, D> slab = rank_slab->view;
   detail::fill_outer_halo(kernel, slab, layout.space);
+  report.direct_faces = direct;
 
   struct LineBuffers {
     std::array<std::vector<T>, 2> buf;
@@ -181,17 +179,17 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   };
   std::vector<LineBuffers> recv_bufs(layout.recv_lines.size());
   std::vector<LineBuffers> send_bufs(layout.send_lines.size());
-  for (std::size_t l = 0; l < layout.recv_lines.size(); ++l) {
+  for (std::size_t l = 0; l < layout.recv_lines.size() && !direct; ++l) {
     for (auto& b : recv_bufs[l].buf) b.resize(layout.recv_lines[l].max_elems);
   }
-  for (std::size_t l = 0; l < layout.send_lines.size(); ++l) {
+  for (std::size_t l = 0; l < layout.send_lines.size() && !direct; ++l) {
     for (auto& b : send_bufs[l].buf) b.resize(layout.send_lines[l].max_elems);
   }
   // Only the communication thread calls these (and the World).
   const auto post_recv = [&](std::size_t l) {
     auto& line = layout.recv_lines[l];
     auto& lb = recv_bufs[l];
-    if (lb.posted >= static_cast<std::int64_t>(line.regions.size())) return;
+    if (direct || lb.posted >= static_cast<std::int64_t>(line.regions.size())) return;
     const auto slot = static_cast<std::size_t>(lb.posted & 1);
     const auto elems =
         static_cast<std::size_t>(line.regions[static_cast<std::size_t>(lb.posted)].volume());
@@ -199,7 +197,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
         line.peer, line.tag, std::as_writable_bytes(std::span<T>(lb.buf[slot].data(), elems))));
     ++lb.posted;
   };
-  auto face_s = measure_face_transfer(world, layout, sizeof(T));
+  auto face_s = rank_slab->connect_and_measure(world, layout);
   if (!face_s) return Unexpected{face_s.error()};
   report.face_transfer_s = *face_s;
   for (std::size_t l = 0; l < layout.recv_lines.size(); ++l) {
@@ -240,6 +238,14 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
         const auto slot = static_cast<std::size_t>(seq & 1);
         const auto elems =
             static_cast<std::size_t>(line.regions[static_cast<std::size_t>(seq)].volume());
+        if (direct) {
+          // The compute thread wrote the face into the consumer's slab before the barrier that
+          // precedes this notification; the barrier orders its stores before the notify.
+          detail::must(faces->publish(line));
+          ++sent;
+          sent_bytes += static_cast<std::int64_t>(elems * sizeof(T));
+          continue;
+        }
         sb.req[slot] = detail::must(world.isend(
             line.peer, line.tag, std::as_bytes(std::span<const T>(sb.buf[slot].data(), elems))));
         ++sent;
@@ -266,6 +272,11 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
           auto& line = layout.recv_lines[static_cast<std::size_t>(l)];
           auto& rb = recv_bufs[static_cast<std::size_t>(l)];
           const auto seq = task.in_seq[static_cast<std::size_t>(k)];
+          if (direct) {
+            detail::must(faces->wait(line, seq));
+            ++received;
+            continue;
+          }
           const auto slot = static_cast<std::size_t>(seq & 1);
           TP_ASSERT(rb.req[slot].active());
           const auto info = detail::must(world.wait(rb.req[slot]));
@@ -317,7 +328,11 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
       const auto slot = static_cast<std::size_t>(seq & 1);
       auto& sb = send_bufs[static_cast<std::size_t>(l)];
       TP_ASSERT(!sb.req[slot].active());  // completed by the communication thread last step
-      pack<T, D>(slab, line.regions[static_cast<std::size_t>(seq)], std::span<T>(sb.buf[slot]));
+      if (direct) {
+        faces->write(line, seq);  // straight into the consumer's slab; notified next sub-step
+      } else {
+        pack<T, D>(slab, line.regions[static_cast<std::size_t>(seq)], std::span<T>(sb.buf[slot]));
+      }
       pending[tt][static_cast<std::size_t>(s & 1)].push_back(static_cast<std::size_t>(l));
     }
     const auto c = Clock::now();
@@ -398,24 +413,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   report.messages_received = received;
   report.exposed_comm_s = exposed;
 
-  std::vector<R> partial(static_cast<std::size_t>(threads));
-  const SlabView<const T, D> cslab = slab;
-  std::vector<const Task<D>*> all;
-  for (const auto& s : layout.steps) {
-    for (const auto& task : s.tasks) all.push_back(&task);
-  }
-  run_steps(threads, 1, [&](int t, Index) {
-    auto& p = partial[static_cast<std::size_t>(t)];
-    for (std::size_t x = static_cast<std::size_t>(t); x < all.size();
-         x += static_cast<std::size_t>(threads)) {
-      p = K::combine(p, kernel.tile_result(all[x]->box, cslab));
-    }
-  });
-  for (const R& p : partial) outcome.result = K::combine(outcome.result, p);
-  for (const auto* task : all) {
-    ++report.tiles;
-    report.points += task->box.volume();
-  }
+  detail::reduce_rank_result(kernel, layout, slab, threads, outcome);
   if (options.trace) outcome.spans = tracer.spans();
   return outcome;
 }

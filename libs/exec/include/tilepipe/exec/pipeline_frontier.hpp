@@ -20,15 +20,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using F = typename K::face_type;
   using R = typename K::result_type;
   using detail::Clock;
-  if (plan.space().dims() != D) {
-    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.space().dims()) +
-                                            " dimensions but the kernel has " + std::to_string(D));
-  }
-  if (world.size() != plan.nodes()) {
-    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.nodes()) +
-                                            " nodes but the world has " +
-                                            std::to_string(world.size()) + " ranks");
-  }
+  if (auto ok = detail::check_plan_fits(plan, world, D); !ok) return Unexpected{ok.error()};
   if (plan.schedule().grouping().kind() != plan::GroupingKind::hyperplane) {
     return fail(Errc::invalid_argument,
                 "frontier kernels run with hyperplane grouping only (vertical grouping would cut "

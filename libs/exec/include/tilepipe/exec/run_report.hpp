@@ -41,6 +41,8 @@ struct RankReport {
   /// thread finished (all of it while nothing computes: blocking, pipeline fill, last sends).
   double exposed_comm_s = 0;
   int subtiles = 1;  ///< N of vertical grouping (1 for hyperplane)
+  /// Faces went straight into the neighbours' slabs (FaceMode::direct), not through messages.
+  bool direct_faces = false;
   /// The communication thread (--comm-thread, seed 002 5.4); all zero when it was off.
   struct CommThread {
     bool on = false;

@@ -1,4 +1,5 @@
-// Row walks over boxes, halo filling, and packing of resident faces into contiguous buffers.
+// Row walks over boxes, halo filling, and packing of resident faces into contiguous buffers or
+// straight into another slab.
 #pragma once
 
 #include <tilepipe/exec/kernel.hpp>
@@ -73,6 +74,15 @@ void unpack(std::span<const T> in, const Box<D>& region, const SlabView<T, D>& s
     std::memcpy(slab.at(p), src, n * sizeof(T));
     src += n;
   });
+}
+
+/// Copies the elements of `region` from one slab into the same points of another (a direct
+/// face: one strided copy, no buffer in between); O(volume).
+template <class T, int D>
+void copy_region(const SlabView<const T, D>& from, const Box<D>& region, const SlabView<T, D>& to) {
+  TP_EXPECTS(from.bounds().contains(region) && to.bounds().contains(region));
+  const auto n = static_cast<std::size_t>(region.extent(D - 1)) * sizeof(T);
+  for_each_row(region, [&](const Point<D>& p) { std::memcpy(to.at(p), from.at(p), n); });
 }
 
 /// Sets every element of the slab whose point lies outside `space` to kernel.boundary_value(p):

@@ -1,0 +1,233 @@
+// Zero-copy resident faces (the seeds' zero-copy): every rank's slab lives in a tp::comm region
+// that its shared-memory neighbours map; a producer copies a face once, from its slab straight
+// into the consumer's slab halo, then bumps the consumer's counter for that line
+// (docs/executor.md, "Copies").
+#pragma once
+
+#include <tilepipe/comm/world.hpp>
+#include <tilepipe/exec/face_transport.hpp>
+#include <tilepipe/exec/pipeline_tasks.hpp>
+#include <tilepipe/exec/slab.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tp::exec {
+
+/// Whether a resident run sends its faces directly: `mode` resolved against the world (direct
+/// needs every other rank mapped over shared memory) and the kernel (axis dependences only: the
+/// extended faces of a diagonal dependence overlap, so two producers would store the same corner
+/// points while a consumer reads them). Every rank gets the same answer. An Error (bad input)
+/// when `direct` was asked for and cannot run.
+inline Expected<bool> resolve_direct_faces(FaceMode mode, const comm::World& world, bool diagonal) {
+  if (mode == FaceMode::copy) return false;
+  const char* why = nullptr;
+  std::string detail;
+  if (diagonal) {
+    why = "needs dependences along the axes (this kernel has a diagonal one)";
+  } else if (world.config().link.enabled) {
+    // Direct stores bypass the emulated link: only a message can be charged its bytes.
+    why = "cannot be charged to an emulated link (--link): faces must travel as messages";
+  } else {
+    for (int p = 0; p < world.size(); ++p) {
+      if (p != world.rank() && world.transport_to(p) != "shm") {
+        why = "needs every rank on shared memory";
+        detail = " (rank " + std::to_string(world.rank()) + " reaches rank " + std::to_string(p) +
+                 " over " + std::string(world.transport_to(p)) + ")";
+        break;
+      }
+    }
+  }
+  if (why == nullptr) return world.size() > 1;
+  if (mode == FaceMode::automatic) return false;
+  return fail(Errc::invalid_argument, std::string("--faces direct ") + why + detail);
+}
+
+/// A rank's slab in a region, and the shared-memory neighbours' slabs it writes faces into.
+/// Region layout per rank: one page holding the slab's Box, then the slab (row-major elements).
+/// Counters: counter `tag` counts the faces of the receive line with that tag (one producer per
+/// line, so a consumer with several neighbours knows which face arrived); counter
+/// `probe_base + tag` counts the probe faces of measure_transfer.
+template <class T, int D>
+class DirectFaces {
+ public:
+  /// Collective: the region for this rank's slab over `slab_box`; `tags` bounds the line tags
+  /// (k * cpus + cpu < D * cpus). The slab is zero-filled.
+  static Expected<DirectFaces> create(comm::World& world, const Box<D>& slab_box, int tags) {
+    DirectFaces f;
+    f.world_ = &world;
+    f.probe_base_ = static_cast<std::size_t>(tags);
+    const auto bytes = static_cast<std::size_t>(slab_box.volume()) * sizeof(T);
+    auto region = world.create_region(header_bytes + bytes, 2 * f.probe_base_);
+    if (!region) return Unexpected{region.error()};
+    f.region_ = *region;
+    // Touch every page now, as the zero-initialised vector of copied faces does: the region's
+    // memory is zero-filled lazily, and page faults inside compute_tile would be timed.
+    std::memset(f.region_.local().data(), 0, f.region_.local().size());
+    std::memcpy(f.region_.local().data(), &slab_box, sizeof slab_box);
+    f.slab_ =
+        SlabView<T, D>(reinterpret_cast<T*>(f.region_.local().data() + header_bytes), slab_box);
+    f.peers_.resize(static_cast<std::size_t>(world.size()));
+    return f;
+  }
+
+  /// This rank's slab (in the region).
+  [[nodiscard]] const SlabView<T, D>& slab() const noexcept { return slab_; }
+
+  /// Looks up the slab of every peer this rank sends to; call after a barrier that follows
+  /// create on every rank (the peers' boxes are written by then).
+  Status connect(const std::vector<FaceLine<D>>& send_lines) {
+    for (const auto& line : send_lines) {
+      auto& view = peers_[static_cast<std::size_t>(line.peer)];
+      if (view.data() != nullptr) continue;
+      auto mem = world_->peer_memory(region_, line.peer);
+      if (!mem || mem->size() < header_bytes) {
+        return fail(Errc::internal, "[rank " + std::to_string(world_->rank()) + "] rank " +
+                                        std::to_string(line.peer) +
+                                        "'s slab is not mapped for direct faces");
+      }
+      Box<D> box;
+      std::memcpy(&box, mem->data(), sizeof box);
+      if (mem->size() < header_bytes + static_cast<std::size_t>(box.volume()) * sizeof(T)) {
+        return fail(Errc::internal, "[rank " + std::to_string(world_->rank()) + "] rank " +
+                                        std::to_string(line.peer) + "'s slab is truncated");
+      }
+      view = SlabView<T, D>(reinterpret_cast<T*>(mem->data() + header_bytes), box);
+    }
+    for (const auto& line : send_lines) {
+      const auto& view = peers_[static_cast<std::size_t>(line.peer)];
+      for (const auto& r : line.regions) {
+        if (!view.bounds().contains(r)) {
+          return fail(Errc::internal, "[rank " + std::to_string(world_->rank()) +
+                                          "] a face does not lie in rank " +
+                                          std::to_string(line.peer) + "'s slab");
+        }
+        // Map the consumer's pages under the face into this process now (a read of one element
+        // per page; shared memory pages map writable), not at the first send.
+        constexpr auto per_page = static_cast<Index>(4096 / sizeof(T));
+        for_each_row(r, [&](const Point<D>& first) {
+          const Index n = r.extent(D - 1);
+          for (Index j = 0; j < n; j += per_page) {
+            (void)*static_cast<const volatile T*>(view.at(first) + j);
+          }
+          (void)*static_cast<const volatile T*>(view.at(first) + n - 1);
+        });
+      }
+    }
+    return {};
+  }
+
+  /// Producer: copies face `seq` of `line` from this rank's slab into the consumer's slab halo
+  /// (the same points). No library call: any thread may write while another publishes.
+  /// Returns the bytes copied.
+  std::size_t write(const FaceLine<D>& line, Index seq) const {
+    const Box<D>& region = line.regions[static_cast<std::size_t>(seq)];
+    copy_region<T, D>(slab_, region, peers_[static_cast<std::size_t>(line.peer)]);
+    return static_cast<std::size_t>(region.volume()) * sizeof(T);
+  }
+
+  /// Producer: notifies the consumer's counter for `line` (the next face of the line has been
+  /// written, by this thread or by one ordered before it, e.g. through a barrier).
+  Status publish(const FaceLine<D>& line, std::size_t counter_base = 0) {
+    return world_->notify(region_, line.peer, counter_base + counter_of(line));
+  }
+
+  /// write + publish: the face is in the consumer's memory and announced on return.
+  Expected<std::size_t> send(const FaceLine<D>& line, Index seq, std::size_t counter_base = 0) {
+    const std::size_t bytes = write(line, seq);
+    if (auto s = publish(line, counter_base); !s) return Unexpected{s.error()};
+    return bytes;
+  }
+
+  /// Consumer: waits until face `seq` of `line` is in this rank's slab halo (fails when the
+  /// producer dies or exits first, within the peer timeout).
+  Status wait(const FaceLine<D>& line, Index seq, std::size_t counter_base = 0) {
+    auto seen = world_->wait_notifications(region_, static_cast<std::uint64_t>(seq + 1),
+                                           counter_base + counter_of(line), line.peer);
+    if (!seen) return Unexpected{seen.error()};
+    return {};
+  }
+
+  /// Seconds one direct face takes to reach a neighbour (copy + notification + the consumer
+  /// seeing it): every rank sends face 0 of each send line on the probe counters and waits for
+  /// one on each receive line; median of 7 rounds of the round time over the faces received.
+  /// Collective. The probe writes the producers' (not yet computed) face 0 into the consumers'
+  /// halos; the run's face 0 overwrites it before its notification.
+  Expected<double> measure_transfer(const RankLayout<D>& layout) {
+    using Clock = std::chrono::steady_clock;
+    constexpr int reps = 7;
+    std::vector<double> times;
+    for (int r = 0; r < reps; ++r) {
+      if (auto b = world_->barrier(); !b) return Unexpected{b.error()};
+      const auto a = Clock::now();
+      for (const auto& line : layout.send_lines) {
+        if (auto s = send(line, 0, probe_base_); !s) return Unexpected{s.error()};
+      }
+      for (const auto& line : layout.recv_lines) {
+        if (auto s = wait(line, r, probe_base_); !s) return Unexpected{s.error()};
+      }
+      if (!layout.recv_lines.empty()) {
+        times.push_back(std::chrono::duration<double>(Clock::now() - a).count() /
+                        static_cast<double>(layout.recv_lines.size()));
+      }
+    }
+    if (auto b = world_->barrier(); !b) return Unexpected{b.error()};
+    if (times.empty()) return 0.0;
+    std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2),
+                     times.end());
+    return times[times.size() / 2];
+  }
+
+ private:
+  /// The slab starts one page into the region (page-aligned rows, the box in front).
+  static constexpr std::size_t header_bytes = 4096;
+  static_assert(sizeof(Box<D>) <= header_bytes);
+
+  static std::size_t counter_of(const FaceLine<D>& line) {
+    return static_cast<std::size_t>(line.tag);
+  }
+
+  comm::World* world_ = nullptr;
+  comm::Region region_;
+  SlabView<T, D> slab_;
+  std::vector<SlabView<T, D>> peers_;  ///< by rank; empty for ranks this rank does not send to
+  std::size_t probe_base_ = 0;
+};
+
+/// A rank's slab: in a DirectFaces region when faces go direct, else in a zero-filled vector.
+template <class T, int D>
+struct RankSlab {
+  std::vector<T> storage;
+  std::optional<DirectFaces<T, D>> faces;
+  SlabView<T, D> view;
+
+  /// Collective when `direct` (every rank must agree, resolve_direct_faces).
+  static Expected<RankSlab> make(comm::World& world, const Box<D>& box, bool direct, int tags) {
+    RankSlab s;
+    if (direct) {
+      auto f = DirectFaces<T, D>::create(world, box, tags);
+      if (!f) return Unexpected{f.error()};
+      s.faces.emplace(std::move(*f));
+      s.view = s.faces->slab();
+    } else {
+      s.storage.resize(static_cast<std::size_t>(box.volume()));
+      s.view = SlabView<T, D>(s.storage.data(), box);
+    }
+    return s;
+  }
+
+  /// Collective: connects direct faces (after a barrier) and measures t_face the way the run
+  /// sends faces (direct, or messages: measure_face_transfer).
+  Expected<double> connect_and_measure(comm::World& world, const RankLayout<D>& layout) {
+    if (!faces) return measure_face_transfer(world, layout, sizeof(T));
+    if (auto b = world.barrier(); !b) return Unexpected{b.error()};  // every box is written
+    if (auto c = faces->connect(layout.send_lines); !c) return Unexpected{c.error()};
+    return faces->measure_transfer(layout);
+  }
+};
+
+}  // namespace tp::exec
