@@ -23,7 +23,20 @@ inline void cpu_relax() noexcept {
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 
+/// Polls of one cell before a fast receive hands over to the general wait (liveness checks,
+/// progress of other channels, hybrid sleep): a few microseconds of a hot loop.
+constexpr std::uint32_t fast_recv_spins = 1U << 13;
+
 }  // namespace
+
+TxGuard::TxGuard(ShmPeer& p) noexcept : p_(p) {
+  // acquire/release: the tx cursors and queues move between the holders in order.
+  while (p_.tx_lock.value.exchange(true, std::memory_order_acquire)) cpu_relax();
+}
+
+TxGuard::~TxGuard() {
+  p_.tx_lock.value.store(false, std::memory_order_release);
+}
 
 SegmentGeometry geometry_for(const Config& config, int ranks) noexcept {
   SegmentGeometry g;
@@ -289,6 +302,7 @@ Expected<Request> Engine::post_send(int dest, int tag, std::span<const std::byte
                                         ": that rank has exited"));
       return handle;
     }
+    TxGuard tx(p);
     if (!p.out.empty() || !try_start_send(p, r, index)) {
       p.out.push_back(OutItem{OutItem::message, index, 0, 0});
     }
@@ -703,6 +717,7 @@ void Engine::cancel_locked(std::uint32_t index) {
   }
   posted_.erase(std::remove(posted_.begin(), posted_.end(), index), posted_.end());
   for (auto& p : peers_) {
+    TxGuard tx(p);
     for (auto* q : {&p.out, &p.ctrl}) {
       for (auto it = q->begin(); it != q->end();) {
         const bool mine =
@@ -727,15 +742,116 @@ Status Engine::barrier() {
   return {};
 }
 
+bool Engine::try_fast_recv(int source, int tag, std::span<std::byte> buffer, RecvInfo& info) {
+  // Only where the general path would do nothing but poll one channel: a known shm source, no
+  // earlier receive or buffered message that could take this message first, no protocol work
+  // (queued sends, control messages, rendezvous) that a waiting call should progress. block
+  // mode sleeps at once, so it never spins here.
+  if (cfg_.sync == SyncMode::block || source == rank_) return false;
+  const int local = local_of_[static_cast<std::size_t>(source)];
+  if (local < 0) return false;
+  ShmPeer& p = peers_[static_cast<std::size_t>(local)];
+  auto same_tag = [tag](int t) { return tag == any_tag ? t >= 0 : t == tag; };
+  {
+    std::lock_guard lock(mu_);
+    if (failed_ || p.departed || p.rx_owned.value.load(std::memory_order_relaxed) ||
+        !coop_sends_.empty() || !coop_recvs_.empty()) {
+      return false;
+    }
+    for (const ShmPeer& q : peers_) {
+      if (!q.out.empty() || !q.ctrl.empty()) return false;
+    }
+    for (const std::uint32_t i : posted_) {
+      const ReqState& r = *reqs_[i];
+      if ((r.peer == any_source || r.peer == source) &&
+          (r.tag == any_tag || tag == any_tag || r.tag == tag)) {
+        return false;
+      }
+    }
+    for (const UnexpectedMsg& m : unexpected_) {
+      if (m.source == source && same_tag(m.tag)) return false;
+    }
+    // relaxed: published to other threads by the unlock; drain_channel reads it under mu_.
+    p.rx_owned.value.store(true, std::memory_order_relaxed);
+  }
+  // From here on this thread alone reads the channel and moves its rx cursors. The spin touches
+  // only the cell line the sender writes; credits go back in batches (return_credits).
+  const Cell& c = p.rx.cells[(p.rx_next - 1) & (geo_.cells - 1)];
+  const auto want = static_cast<std::uint32_t>(p.rx_next);
+  std::uint32_t spins = 0;
+  // acquire: pairs with the sender's release (seq_cst) store of seq; makes the cell body and
+  // the slot visible. This thread never sleeps, so the eventcount needs no seq_cst here.
+  while (c.seq.load(std::memory_order_acquire) != want) {
+    if (++spins == fast_recv_spins) {
+      p.rx_owned.value.store(false, std::memory_order_release);
+      return false;  // the general path takes over: liveness checks, progress, sleep
+    }
+    cpu_relax();
+  }
+  const bool is_short = c.kind == cell_short;
+  if ((!is_short && c.kind != cell_eager) || !same_tag(c.tag) || c.bytes > buffer.size()) {
+    // An RTS, a protocol message, another tag or a truncation: drain_channel handles it.
+    p.rx_owned.value.store(false, std::memory_order_release);
+    return false;
+  }
+  info = RecvInfo{p.world_rank, c.tag, c.bytes};
+  if (is_short) {
+    copy_cell_payload(buffer.data(), c.body, info.bytes);
+  } else {
+    std::memcpy(buffer.data(), slot_ptr(p.rx, p.rx_slot_next++), info.bytes);
+  }
+  ++p.rx_next;
+  return_credits(p);
+  // release: the cursor updates above happen before the next owner's (or drain's) reads.
+  p.rx_owned.value.store(false, std::memory_order_release);
+  return true;
+}
+
+Expected<RecvInfo> Engine::recv(int source, int tag, std::span<std::byte> buffer) {
+  if (source >= 0 && source < size_ && (tag == any_tag || (tag >= 0 && tag <= max_tag))) {
+    RecvInfo info;
+    if (try_fast_recv(source, tag, buffer, info)) return info;
+  }
+  auto rq = irecv(source, tag, buffer);
+  if (!rq) return Unexpected{rq.error()};
+  return wait(*rq);
+}
+
+bool Engine::try_fast_send(int dest, int tag, std::span<const std::byte> data) noexcept {
+  const int local = local_of_[static_cast<std::size_t>(dest)];
+  if (local < 0) return false;
+  ShmPeer& p = peers_[static_cast<std::size_t>(local)];
+  // acquire: pairs with the release in ~TxGuard and below; the tx cursors are ours until then.
+  if (p.tx_lock.value.exchange(true, std::memory_order_acquire)) return false;
+  // A peer that left (its own state word, read-mostly) or a failed world: the general path
+  // reports it. Queued messages go first (FIFO per pair).
+  const bool ok = !failed_.load(std::memory_order_relaxed) && p.out.empty() &&
+                  p.block->state.load(std::memory_order_relaxed) == rank_alive && has_cell(p);
+  if (ok) {
+    write_cell(p, cell_short, tag, static_cast<std::uint32_t>(data.size()), data.data(),
+               data.size());
+    // Refresh the credit view now, while the message is in flight, rather than when the cells
+    // run out: the credit line's transfer then stays off the next message's critical path.
+    if (p.tx_next - 1 - p.tx_cells_seen >= geo_.cells / 2) {
+      p.tx_cells_seen = p.tx.credits->cells_consumed.load(std::memory_order_acquire);
+    }
+  }
+  p.tx_lock.value.store(false, std::memory_order_release);
+  return ok;
+}
+
 Status Engine::send(int dest, int tag, std::span<const std::byte> data) {
-  // Fast path: a short or eager message to an shm peer with nothing queued ahead of it and
-  // credits at hand completes on the spot, without a request (one lock, one cell write).
+  // Fast path: a short message to an shm peer with nothing queued ahead of it and a free cell
+  // is written without the World's lock (the channel's tx lock only); eager messages with
+  // credits at hand complete under the lock without a request. Both: one cell write.
   if (dest >= 0 && dest < size_ && dest != rank_ && tag >= min_internal_tag && tag <= max_tag &&
       data.size() <= cfg_.eager_max_bytes) {
+    if (data.size() <= cfg_.short_max_bytes && try_fast_send(dest, tag, data)) return {};
     const int local = local_of_[static_cast<std::size_t>(dest)];
     if (local >= 0) {
       std::lock_guard lock(mu_);
       ShmPeer& p = peers_[static_cast<std::size_t>(local)];
+      TxGuard tx(p);
       if (!failed_ && !p.departed && p.out.empty() && has_cell(p)) {
         if (data.size() <= cfg_.short_max_bytes) {
           write_cell(p, cell_short, tag, static_cast<std::uint32_t>(data.size()), data.data(),

@@ -8,10 +8,12 @@
 #include <tilepipe/comm/world.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace tp::comm::detail {
@@ -70,6 +72,32 @@ struct UnexpectedMsg {
   int net_message = -1;
 };
 
+/// memcpy of at most one cell payload (48 B) without a library call: fixed-size moves, the
+/// last one overlapping, so a short message costs a few register moves on either side.
+inline void copy_cell_payload(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
+  if (n >= 8) {
+    for (std::size_t i = 0; i + 8 < n; i += 8) std::memcpy(dst + i, src + i, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
+
+/// A flag that can sit in a std::vector element: moving copies the value (vectors of peers are
+/// only resized at setup, before any thread shares them).
+struct MovableFlag {
+  std::atomic<bool> value{false};
+  MovableFlag() = default;
+  MovableFlag(MovableFlag&& o) noexcept : value(o.value.load(std::memory_order_relaxed)) {}
+  MovableFlag& operator=(MovableFlag&& o) noexcept {
+    value.store(o.value.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    return *this;
+  }
+};
+
 /// A peer reached through the shared segment, with this rank's private cursor state.
 struct ShmPeer {
   int world_rank = -1;
@@ -84,6 +112,13 @@ struct ShmPeer {
   std::uint64_t rx_slot_next = 0;
   std::uint64_t rx_cells_published = 0;
   std::uint64_t rx_slots_published = 0;
+  /// Set (under Engine::mu_) while a fast receive reads the rx cells without the lock; the rx_*
+  /// cursors then belong to that thread, and progress() leaves the channel alone. Cleared with
+  /// release by the owner, so the next drain (acquire) sees its cursor updates.
+  MovableFlag rx_owned;
+  /// Spin lock over the tx side (tx_* cursors, `out`, writes of cells and slots): taken inside
+  /// Engine::mu_ by the general path and alone by the fast send, which never waits for it.
+  MovableFlag tx_lock;
   std::deque<OutItem> out;   ///< messages waiting for credits or a rendezvous record, in order
   std::deque<OutItem> ctrl;  ///< CTS, FIN, fragments: never stuck behind a waiting message
   std::uint64_t tx_rts_count = 0;  ///< RTS sent on this channel (picks the record)
@@ -91,6 +126,18 @@ struct ShmPeer {
   int pid = 0;
   Fd pidfd;
   bool departed = false;
+};
+
+/// Holds a peer's tx_lock (spinning: holders never wait for anything while holding it).
+class TxGuard {
+ public:
+  explicit TxGuard(ShmPeer& p) noexcept;
+  ~TxGuard();
+  TxGuard(const TxGuard&) = delete;
+  TxGuard& operator=(const TxGuard&) = delete;
+
+ private:
+  ShmPeer& p_;
 };
 
 /// One exposed region: this rank's memory and the mappings of the shm peers' parts.
@@ -131,6 +178,10 @@ class Engine {
   Expected<RecvInfo> wait(Request& request);
   Status barrier();
   Status send(int dest, int tag, std::span<const std::byte> data);
+  /// The lock-free part of send: a short message written straight into a free cell of an shm
+  /// peer; false when the general path must send it.
+  bool try_fast_send(int dest, int tag, std::span<const std::byte> data) noexcept;
+  Expected<RecvInfo> recv(int source, int tag, std::span<std::byte> buffer);
   Expected<std::span<std::byte>> create_region(std::size_t bytes, std::uint32_t& id);
   Status put(std::uint32_t region, int target, std::size_t offset, std::span<const std::byte> data,
              bool notify);
@@ -154,6 +205,9 @@ class Engine {
   Status check_request(const Request& request) const;
   Expected<RecvInfo> take_result(Request& request);
   void cancel_locked(std::uint32_t index);
+  /// The lock-free receive of a short/eager message from one shm peer (docs/protocols.md,
+  /// "Fast paths"); false when the general path must handle the receive.
+  bool try_fast_recv(int source, int tag, std::span<std::byte> buffer, RecvInfo& info);
 
   // Matching (engine.cpp).
   bool matches(const ReqState& r, int source, int tag) const noexcept;
@@ -188,6 +242,7 @@ class Engine {
   void flush_out(ShmPeer& p);
   bool flush_queue(ShmPeer& p, std::deque<OutItem>& queue);
   void drain_channel(ShmPeer& p);
+  void return_credits(ShmPeer& p);
   void handle_cell(ShmPeer& p, const Cell& cell);
   std::byte* slot_ptr(const ChannelView& ch, std::uint64_t slot) const noexcept;
 
@@ -213,7 +268,7 @@ class Engine {
   std::vector<std::uint32_t> coop_sends_;  ///< sends whose RTS holds a rendezvous record
   std::list<UnexpectedMsg> unexpected_;
   std::vector<std::unique_ptr<RegionState>> regions_;
-  bool failed_ = false;
+  std::atomic<bool> failed_{false};  ///< atomic: the fast send reads it without mu_
   Error failure_;
   std::chrono::steady_clock::time_point next_liveness_check_{};
   std::chrono::nanoseconds liveness_interval_{};

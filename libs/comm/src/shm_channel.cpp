@@ -33,7 +33,7 @@ void Engine::write_cell(ShmPeer& p, CellKind kind, int tag, std::uint32_t bytes,
   c.kind = kind;
   c.tag = tag;
   c.bytes = bytes;
-  if (body_bytes > 0) std::memcpy(c.body, body, body_bytes);
+  copy_cell_payload(c.body, static_cast<const std::byte*>(body), body_bytes);
   const auto seq = static_cast<std::uint32_t>(p.tx_next);
   ++p.tx_next;
   if (cfg_.sync == SyncMode::poll) {
@@ -90,6 +90,7 @@ void Engine::queue_control(ShmPeer& p, OutItem item) {
 }
 
 void Engine::flush_out(ShmPeer& p) {
+  TxGuard tx(p);
   // Control traffic first: a message waiting for a rendezvous record waits for a FIN that the
   // peer may only send after our own FIN/CTS got through (head-of-line deadlock otherwise).
   if (flush_queue(p, p.ctrl)) flush_queue(p, p.out);
@@ -136,6 +137,8 @@ bool Engine::flush_queue(ShmPeer& p, std::deque<OutItem>& queue) {
 }
 
 void Engine::drain_channel(ShmPeer& p) {
+  // acquire: a fast receive that owned the channel released it after its cursor updates.
+  if (p.rx_owned.value.load(std::memory_order_acquire)) return;
   const std::uint32_t mask = geo_.cells - 1;
   bool consumed = false;
   while (true) {
@@ -147,14 +150,17 @@ void Engine::drain_channel(ShmPeer& p) {
     ++p.rx_next;
     consumed = true;
   }
-  if (!consumed) return;
+  if (consumed) return_credits(p);
+}
+
+void Engine::return_credits(ShmPeer& p) {
   // Return credits in batches: a quarter ring of cells, credit_batch slots. release (seq_cst when
   // a sender may sleep on them, as in write_cell): our reads of the cells and slots happen
   // before the sender may overwrite them.
   const auto order =
       cfg_.sync == SyncMode::poll ? std::memory_order_release : std::memory_order_seq_cst;
   bool returned = false;
-  if (p.rx_next - 1 - p.rx_cells_published >= geo_.cells / 4) {
+  if (p.rx_next - 1 - p.rx_cells_published >= geo_.cells / 4) [[unlikely]] {
     p.rx_cells_published = p.rx_next - 1;
     p.rx.credits->cells_consumed.store(p.rx_cells_published, order);
     returned = true;

@@ -196,14 +196,15 @@ Expected<RecvInfo> World::wait(Request& request) {
 }
 
 Status World::send(int dest, int tag, std::span<const std::byte> data) {
-  TP_TRY(check_user_tag(tag, false, "send"));
+  if (tag < 0 || tag > max_tag) return check_user_tag(tag, false, "send");
   return engine_->send(dest, tag, data);
 }
 
 Expected<RecvInfo> World::recv(int source, int tag, std::span<std::byte> buffer) {
-  auto rq = irecv(source, tag, buffer);
-  if (!rq) return Unexpected{rq.error()};
-  return engine_->wait(*rq);
+  if (tag != any_tag && (tag < 0 || tag > max_tag)) {
+    return Unexpected{check_user_tag(tag, true, "receive").error()};
+  }
+  return engine_->recv(source, tag, buffer);
 }
 
 Status World::barrier() {
