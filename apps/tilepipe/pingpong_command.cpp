@@ -25,6 +25,7 @@ struct PingpongOptions {
   std::int64_t iters = 1000;
   bool json = false;
   bool pin = true;
+  bool world_buffers = true;  ///< --buffers world: the message buffer comes from World::allocate
 };
 
 struct SizeResult {
@@ -94,7 +95,17 @@ std::int64_t round_trips_for(std::size_t bytes, std::int64_t iters) {
 
 Status ping_pong(comm::World& world, const PingpongOptions& opt, std::vector<SizeResult>& out) {
   const std::size_t max_bytes = opt.sizes.empty() ? 0 : opt.sizes.back();
-  std::vector<std::byte> buf(std::max<std::size_t>(max_bytes, 1), std::byte{0x5a});
+  std::vector<std::byte> user_buf;
+  std::span<std::byte> buf;
+  if (opt.world_buffers) {
+    auto mem = world.allocate(std::max<std::size_t>(max_bytes, 1));
+    if (!mem) return Unexpected{mem.error()};
+    buf = *mem;
+  } else {
+    user_buf.resize(std::max<std::size_t>(max_bytes, 1));
+    buf = user_buf;
+  }
+  std::fill(buf.begin(), buf.end(), std::byte{0x5a});
   const int me = world.rank();
   constexpr int tag = 7;
   using clock = std::chrono::steady_clock;
@@ -151,14 +162,17 @@ void print_results(const comm::World& world, const PingpongOptions& opt,
                      {"round_trips", r.round_trips},
                      {"transport", transport},
                      {"sync", sync},
+                     {"buffers", opt.world_buffers ? "world" : "user"},
                      {"ranks", world.size()}});
     }
     fmt::print("{}\n", arr.dump(2));
     return;
   }
-  fmt::print("# tilepipe pingpong: {} ranks, transport {}, sync {}, rendezvous {}, pinned {}\n",
-             world.size(), transport, sync, comm::to_string(world.rendezvous_mode()),
-             opt.pin ? "yes" : "no");
+  fmt::print(
+      "# tilepipe pingpong: {} ranks, transport {}, sync {}, rendezvous {}, buffers {}, pinned "
+      "{}\n",
+      world.size(), transport, sync, comm::to_string(world.rendezvous_mode()),
+      opt.world_buffers ? "world" : "user", opt.pin ? "yes" : "no");
   fmt::print("# one-way latency = round trip / 2; median, min and max over up to 15 batches\n");
   fmt::print("{:>10} {:>12} {:>10} {:>10} {:>12} {:>8}\n", "bytes", "latency_us", "min_us",
              "max_us", "MB/s", "trips");
@@ -186,6 +200,7 @@ int run_pingpong(int argc, char** argv) {
   std::string sync = "hybrid";
   std::string sizes = "0:4MiB";
   std::string rendezvous = "auto";
+  std::string buffers = "world";
   std::string eager_max;
   std::string slot_bytes;
   std::int64_t slots = 0;
@@ -196,6 +211,8 @@ int run_pingpong(int argc, char** argv) {
   app.add_option("--sizes", sizes, "message sizes: A:B (powers of two from A to B) or one size");
   app.add_option("--iters", opt.iters, "round trips per size up to 64KiB (fewer above)");
   app.add_option("--rendezvous", rendezvous, "auto, cma (process_vm_readv) or copy");
+  app.add_option("--buffers", buffers,
+                 "world (World::allocate, peers map it: one-copy rendezvous) or user (a vector)");
   app.add_option("--eager-max", eager_max, "largest eager message, e.g. 16KiB");
   app.add_option("--slot-bytes", slot_bytes, "eager slot / rendezvous fragment size, e.g. 64KiB");
   app.add_option("--slots", slots, "eager slots per pair of ranks");
@@ -210,6 +227,11 @@ int run_pingpong(int argc, char** argv) {
   if (!sm) return bad(sm.error());
   auto rv = comm::parse_rendezvous(rendezvous, "--rendezvous");
   if (!rv) return bad(rv.error());
+  if (buffers != "world" && buffers != "user") {
+    return bad(Error(Errc::invalid_argument,
+                     "--buffers: '" + buffers + "' is not a buffer kind (world, user)"));
+  }
+  opt.world_buffers = buffers == "world";
   auto sz = parse_sizes(sizes);
   if (!sz) return bad(sz.error());
   if (opt.iters < 1 || opt.iters > 100'000'000) {

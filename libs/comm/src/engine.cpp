@@ -431,6 +431,31 @@ void Engine::accept_net(ReqState& r, const NetIncoming& in) {
   r.net_handle = *h;
 }
 
+void Engine::open_coop_record(ReqState& r, ShmPeer& peer, const RtsBody& rts, int recv_fd,
+                              std::uint64_t recv_offset) {
+  RendezvousRecord& rec = peer.rx.records[rts.record];
+  rec.chunk_bytes = cfg_.cma_chunk_bytes;
+  rec.chunks = static_cast<std::uint32_t>((rts.total_bytes + cfg_.cma_chunk_bytes - 1) /
+                                          cfg_.cma_chunk_bytes);
+  rec.recv_addr = reinterpret_cast<std::uint64_t>(r.rbuf);
+  rec.recv_pid = static_cast<std::int32_t>(::getpid());
+  rec.total_bytes = rts.total_bytes;
+  rec.recv_fd = recv_fd;
+  rec.recv_offset = recv_offset;
+  rec.next_chunk.store(0, std::memory_order_relaxed);
+  rec.chunks_done.store(0, std::memory_order_relaxed);
+  rec.failed.store(0, std::memory_order_relaxed);
+  // release: the fields above are visible to a sender that sees the record open (acquire).
+  rec.state.store(record_open, std::memory_order_release);
+  r.coop = &rec;
+  r.coop_send_id = rts.send_id;
+  r.coop_address = rts.address;
+  r.coop_pid = rts.pid;
+  r.local_peer = static_cast<int>(&peer - peers_.data());
+  coop_recvs_.push_back(r.index);
+  advance_coop_recv(r);
+}
+
 void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody& rts) {
   r.info = RecvInfo{peer.world_rank, tag, rts.total_bytes};
   if (rts.total_bytes > r.rcap) {
@@ -438,31 +463,35 @@ void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody
     queue_control(peer, OutItem{OutItem::fin, 0, rts.send_id, 0});
     return;
   }
+  // The sender's buffer is World::allocate memory: read it through our mapping of its memfd,
+  // one user-level copy; when our buffer is World memory too, the sender (while inside the
+  // library) copies chunks into it at the same time.
+  const std::byte* mapped = nullptr;
+  if (rts.shm_fd >= 0 && cfg_.rendezvous == RendezvousMode::automatic) {
+    mapped = peer_memory(peer, rts.shm_fd, rts.shm_offset, rts.total_bytes);
+  }
+  const bool chunked = cfg_.cma_chunk_bytes != 0 && rts.total_bytes >= 2 * cfg_.cma_chunk_bytes;
+  if (mapped != nullptr) {
+    int recv_fd = -1;
+    std::uint64_t recv_offset = 0;
+    if (chunked && find_alloc(r.rbuf, rts.total_bytes, recv_fd, recv_offset)) {
+      r.coop_src = mapped;
+      open_coop_record(r, peer, rts, recv_fd, recv_offset);
+      return;
+    }
+    std::memcpy(r.rbuf, mapped, rts.total_bytes);
+    complete(r);
+    queue_control(peer, OutItem{OutItem::fin, 0, rts.send_id, 0});
+    return;
+  }
   // automatic: copy below cma_min_bytes (two user-space copies on two cores beat a system call
   // with page pinning there), cma above; cma/copy modes apply to every size.
   const bool use_cma = cma_ok_ && (cfg_.rendezvous != RendezvousMode::automatic ||
                                    rts.total_bytes >= cfg_.cma_min_bytes);
-  if (use_cma && cfg_.cma_chunk_bytes != 0 && rts.total_bytes >= 2 * cfg_.cma_chunk_bytes) {
+  if (use_cma && chunked) {
     // Cooperative cma: open the sender's record and copy chunks; the sender helps while it
     // is inside the library (advance_coop_sends), otherwise we copy everything ourselves.
-    RendezvousRecord& rec = peer.rx.records[rts.record];
-    rec.chunk_bytes = cfg_.cma_chunk_bytes;
-    rec.chunks = static_cast<std::uint32_t>((rts.total_bytes + cfg_.cma_chunk_bytes - 1) /
-                                            cfg_.cma_chunk_bytes);
-    rec.recv_addr = reinterpret_cast<std::uint64_t>(r.rbuf);
-    rec.recv_pid = static_cast<std::int32_t>(::getpid());
-    rec.total_bytes = rts.total_bytes;
-    rec.next_chunk.store(0, std::memory_order_relaxed);
-    rec.chunks_done.store(0, std::memory_order_relaxed);
-    rec.failed.store(0, std::memory_order_relaxed);
-    rec.state.store(record_open, std::memory_order_release);
-    r.coop = &rec;
-    r.coop_send_id = rts.send_id;
-    r.coop_address = rts.address;
-    r.coop_pid = rts.pid;
-    r.local_peer = static_cast<int>(&peer - peers_.data());
-    coop_recvs_.push_back(r.index);
-    advance_coop_recv(r);
+    open_coop_record(r, peer, rts, -1, 0);
     return;
   }
   if (use_cma) {

@@ -45,6 +45,7 @@ struct ReqState {
   int record = -1;                   ///< send: RendezvousRecord index while an RTS is outstanding
   int local_peer = -1;               ///< send with a record / cooperative receive: the shm peer
   RendezvousRecord* coop = nullptr;  ///< cooperative cma receive: the open record
+  const std::byte* coop_src = nullptr;  ///< cooperative receive from World memory: our mapping
   std::uint64_t coop_send_id = 0;
   std::uint64_t coop_address = 0;
   int coop_pid = 0;
@@ -123,6 +124,8 @@ struct ShmPeer {
   std::deque<OutItem> ctrl;  ///< CTS, FIN, fragments: never stuck behind a waiting message
   std::uint64_t tx_rts_count = 0;  ///< RTS sent on this channel (picks the record)
   std::uint32_t tx_record_req[rendezvous_records] = {};  ///< request index + 1 using each record
+  /// The peer's World::allocate memfds this rank has mapped, by the peer's descriptor number.
+  std::vector<std::pair<int, Mapping>> mapped;
   int pid = 0;
   Fd pidfd;
   bool departed = false;
@@ -138,6 +141,13 @@ class TxGuard {
 
  private:
   ShmPeer& p_;
+};
+
+/// Memory from World::allocate: a memfd that the shm peers map on first use (they open it
+/// through /proc/<pid>/fd/<fd>, so the descriptor stays open as long as the World).
+struct SharedAlloc {
+  Fd fd;
+  Mapping map;
 };
 
 /// One exposed region: this rank's memory and the mappings of the shm peers' parts.
@@ -187,6 +197,7 @@ class Engine {
              bool notify);
   Expected<std::uint64_t> notifications(std::uint32_t region);
   Expected<std::uint64_t> wait_notifications(std::uint32_t region, std::uint64_t count);
+  Expected<std::span<std::byte>> allocate(std::size_t bytes);
   /// Called before MPI is finalized (the Net goes away with the Engine).
   void set_on_destroy(void (*fn)()) noexcept { on_destroy_ = fn; }
 
@@ -231,6 +242,14 @@ class Engine {
   template <class Done>
   Status wait_until(Done&& done);
 
+  // World::allocate memory (shm_alloc.cpp).
+  /// If [data, data+bytes) lies in one of our allocations: its memfd and the offset in it.
+  bool find_alloc(const std::byte* data, std::size_t bytes, int& fd, std::uint64_t& offset) const;
+  /// `bytes` at `offset` of `peer`'s allocation `fd`, mapped here (cached); null on failure.
+  std::byte* peer_memory(ShmPeer& peer, int fd, std::uint64_t offset, std::size_t bytes);
+  void open_coop_record(ReqState& r, ShmPeer& peer, const RtsBody& rts, int recv_fd,
+                        std::uint64_t recv_offset);
+
   // shm channels (shm_channel.cpp).
   bool has_cell(ShmPeer& p);
   bool has_slot(ShmPeer& p);
@@ -268,6 +287,7 @@ class Engine {
   std::vector<std::uint32_t> coop_sends_;  ///< sends whose RTS holds a rendezvous record
   std::list<UnexpectedMsg> unexpected_;
   std::vector<std::unique_ptr<RegionState>> regions_;
+  std::vector<SharedAlloc> allocs_;
   std::atomic<bool> failed_{false};  ///< atomic: the fast send reads it without mu_
   Error failure_;
   std::chrono::steady_clock::time_point next_liveness_check_{};

@@ -80,6 +80,8 @@ bool Engine::try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index) {
   rts.address = reinterpret_cast<std::uint64_t>(r.sbuf);
   rts.pid = static_cast<std::int32_t>(::getpid());
   rts.record = rec;
+  rts.shm_fd = -1;
+  if (int fd = -1; find_alloc(r.sbuf, r.sbytes, fd, rts.shm_offset)) rts.shm_fd = fd;
   write_cell(p, cell_rts, r.tag, 0, &rts, sizeof(rts));
   return true;  // completes on FIN (cma, refused) or after the last fragment (copy)
 }
@@ -242,7 +244,12 @@ void Engine::advance_coop_recv(ReqState& r) {
     if (c >= rec.chunks) break;
     const std::uint64_t off = std::uint64_t{c} * rec.chunk_bytes;
     const std::size_t n = std::min<std::uint64_t>(rec.chunk_bytes, rec.total_bytes - off);
-    const int err = read_peer_memory(r.coop_pid, r.coop_address + off, r.rbuf + off, n);
+    int err = 0;
+    if (r.coop_src != nullptr) {
+      std::memcpy(r.rbuf + off, r.coop_src + off, n);
+    } else {
+      err = read_peer_memory(r.coop_pid, r.coop_address + off, r.rbuf + off, n);
+    }
     if (err != 0) {
       r.coop_error = err;
       rec.failed.fetch_add(1, std::memory_order_relaxed);
@@ -256,6 +263,7 @@ void Engine::advance_coop_recv(ReqState& r) {
   coop_recvs_.erase(std::remove(coop_recvs_.begin(), coop_recvs_.end(), r.index),
                     coop_recvs_.end());
   r.coop = nullptr;
+  r.coop_src = nullptr;
   ShmPeer& peer = peers_[static_cast<std::size_t>(r.local_peer)];
   if (failed) {
     complete_error(r, Error(Errc::peer_lost,
@@ -271,15 +279,25 @@ void Engine::advance_coop_recv(ReqState& r) {
 void Engine::advance_coop_sends() {
   for (std::size_t k = 0; k < coop_sends_.size(); ++k) {
     ReqState& r = *reqs_[coop_sends_[k]];
-    RendezvousRecord& rec = peers_[static_cast<std::size_t>(r.local_peer)].tx.records[r.record];
+    ShmPeer& peer = peers_[static_cast<std::size_t>(r.local_peer)];
+    RendezvousRecord& rec = peer.tx.records[r.record];
     // acquire: the receiver's destination fields were written before it opened the record.
     if (rec.state.load(std::memory_order_acquire) != record_open) continue;
+    // Destination in World memory: write through our mapping of it (no chunk is claimed if it
+    // cannot be mapped, the receiver then copies them all).
+    std::byte* dst = nullptr;
+    if (rec.recv_fd >= 0) {
+      dst = peer_memory(peer, rec.recv_fd, rec.recv_offset, rec.total_bytes);
+      if (dst == nullptr) continue;
+    }
     while (rec.next_chunk.load(std::memory_order_relaxed) < rec.chunks) {
       const std::uint32_t c = rec.next_chunk.fetch_add(1, std::memory_order_acq_rel);
       if (c >= rec.chunks) break;
       const std::uint64_t off = std::uint64_t{c} * rec.chunk_bytes;
       const std::size_t n = std::min<std::uint64_t>(rec.chunk_bytes, rec.total_bytes - off);
-      if (write_peer_memory(rec.recv_pid, rec.recv_addr + off, r.sbuf + off, n) != 0) {
+      if (dst != nullptr) {
+        std::memcpy(dst + off, r.sbuf + off, n);
+      } else if (write_peer_memory(rec.recv_pid, rec.recv_addr + off, r.sbuf + off, n) != 0) {
         rec.failed.fetch_add(1, std::memory_order_relaxed);
       }
       rec.chunks_done.fetch_add(1, std::memory_order_release);

@@ -100,13 +100,28 @@ struct alignas(cache_line) Cell {
 static_assert(sizeof(Cell) == cache_line);
 inline constexpr std::size_t cell_payload_bytes = sizeof(Cell::body);
 
-/// Rendezvous request: the sender's request id, size and address (for process_vm_readv).
+/// Rendezvous request: the sender's request id, size and address (for process_vm_readv), and,
+/// when the buffer lies in memory from World::allocate, where peers find it mapped.
+///
+/// | offset | field       | meaning                                                      |
+/// |-------:|-------------|--------------------------------------------------------------|
+/// |      0 | send_id     | sender's request id (echoed in CTS/FIN)                      |
+/// |      8 | total_bytes | message bytes                                                |
+/// |     16 | address     | sender's buffer (its address space)                          |
+/// |     24 | pid         | sender's pid                                                 |
+/// |     28 | record      | RendezvousRecord index in this channel                       |
+/// |     32 | shm_fd      | sender's memfd holding the buffer (World::allocate), or -1   |
+/// |     36 | (pad)       |                                                              |
+/// |     40 | shm_offset  | the buffer's offset in that memfd                            |
 struct RtsBody {
   std::uint64_t send_id;
   std::uint64_t total_bytes;
   std::uint64_t address;
   std::int32_t pid;
-  std::uint32_t record;  ///< RendezvousRecord index in this channel
+  std::uint32_t record;
+  std::int32_t shm_fd;
+  std::uint32_t pad;
+  std::uint64_t shm_offset;
 };
 /// Clear to send (copy mode): which receive request the fragments are for.
 struct CtsBody {
@@ -123,6 +138,7 @@ struct FragBody {
   std::uint64_t offset;
 };
 static_assert(sizeof(RtsBody) <= cell_payload_bytes && sizeof(CtsBody) <= cell_payload_bytes);
+static_assert(sizeof(RtsBody) == 48);
 
 /// Credits a receiver returns to the sender of a channel; one line written only by the receiver
 /// (release stores, in batches), read by the sender (acquire loads) when it runs out of credits.
@@ -147,8 +163,9 @@ inline constexpr std::uint32_t rendezvous_records = 8;
 /// Record states (RendezvousRecord::state).
 enum RecordState : std::uint32_t { record_idle = 0, record_open = 1 };
 
-/// Shared state of one cooperative cma rendezvous. The sender picks record (n mod 8) for its
-/// n-th RTS on the channel and reuses it only after that send's FIN. The receiver fills the
+/// Shared state of one cooperative rendezvous (cma, or mapped World::allocate memory: then
+/// both ranks memcpy through their mappings of the two buffers). The sender picks record (n mod 8)
+/// for its n-th RTS on the channel and reuses it only after that send's FIN. The receiver fills the
 /// destination, then opens the record (release); from then on both ranks claim chunks with
 /// next_chunk.fetch_add and copy them with process_vm_readv (receiver) or process_vm_writev
 /// (sender, only while it is inside the library), counting chunks_done (release). The receiver
@@ -166,7 +183,9 @@ enum RecordState : std::uint32_t { record_idle = 0, record_open = 1 };
 /// |     24 | chunk_bytes | bytes per chunk (the last one may be shorter)    | receiver      |
 /// |     32 | recv_addr   | receiver's buffer                                | receiver      |
 /// |     40 | total_bytes | message bytes                                    | receiver      |
-/// |  48-63 | (pad)       |                                                  |               |
+/// |     48 | recv_fd     | receiver's memfd holding recv_addr, or -1 (cma)  | receiver      |
+/// |     52 | (pad)       |                                                  |               |
+/// |     56 | recv_offset | recv_addr's offset in recv_fd                    | receiver      |
 /// --- cache line boundary (64) ---
 struct alignas(cache_line) RendezvousRecord {
   std::atomic<std::uint32_t> state;
@@ -178,6 +197,9 @@ struct alignas(cache_line) RendezvousRecord {
   std::uint64_t chunk_bytes;
   std::uint64_t recv_addr;
   std::uint64_t total_bytes;
+  std::int32_t recv_fd;
+  std::uint32_t pad;
+  std::uint64_t recv_offset;
 };
 static_assert(sizeof(RendezvousRecord) == cache_line);
 

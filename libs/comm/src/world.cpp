@@ -227,6 +227,10 @@ Expected<std::uint64_t> World::notifications(const Region& region) {
   return engine_->notifications(region.id_);
 }
 
+Expected<std::span<std::byte>> World::allocate(std::size_t bytes) {
+  return engine_->allocate(bytes);
+}
+
 Expected<std::uint64_t> World::wait_notifications(const Region& region, std::uint64_t count) {
   return engine_->wait_notifications(region.id_, count);
 }
