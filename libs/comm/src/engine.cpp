@@ -431,12 +431,11 @@ void Engine::accept_net(ReqState& r, const NetIncoming& in) {
   r.net_handle = *h;
 }
 
-void Engine::open_coop_record(ReqState& r, ShmPeer& peer, const RtsBody& rts, int recv_fd,
-                              std::uint64_t recv_offset) {
+void Engine::open_coop_record(ReqState& r, ShmPeer& peer, const RtsBody& rts,
+                              std::size_t chunk_bytes, int recv_fd, std::uint64_t recv_offset) {
   RendezvousRecord& rec = peer.rx.records[rts.record];
-  rec.chunk_bytes = cfg_.cma_chunk_bytes;
-  rec.chunks = static_cast<std::uint32_t>((rts.total_bytes + cfg_.cma_chunk_bytes - 1) /
-                                          cfg_.cma_chunk_bytes);
+  rec.chunk_bytes = chunk_bytes;
+  rec.chunks = static_cast<std::uint32_t>((rts.total_bytes + chunk_bytes - 1) / chunk_bytes);
   rec.recv_addr = reinterpret_cast<std::uint64_t>(r.rbuf);
   rec.recv_pid = static_cast<std::int32_t>(::getpid());
   rec.total_bytes = rts.total_bytes;
@@ -470,13 +469,13 @@ void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody
   if (rts.shm_fd >= 0 && cfg_.rendezvous == RendezvousMode::automatic) {
     mapped = peer_memory(peer, rts.shm_fd, rts.shm_offset, rts.total_bytes);
   }
-  const bool chunked = cfg_.cma_chunk_bytes != 0 && rts.total_bytes >= 2 * cfg_.cma_chunk_bytes;
   if (mapped != nullptr) {
     int recv_fd = -1;
     std::uint64_t recv_offset = 0;
-    if (chunked && find_alloc(r.rbuf, rts.total_bytes, recv_fd, recv_offset)) {
+    if (cfg_.shm_chunk_bytes != 0 && rts.total_bytes >= 2 * cfg_.shm_chunk_bytes &&
+        find_alloc(r.rbuf, rts.total_bytes, recv_fd, recv_offset)) {
       r.coop_src = mapped;
-      open_coop_record(r, peer, rts, recv_fd, recv_offset);
+      open_coop_record(r, peer, rts, cfg_.shm_chunk_bytes, recv_fd, recv_offset);
       return;
     }
     std::memcpy(r.rbuf, mapped, rts.total_bytes);
@@ -488,10 +487,10 @@ void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody
   // with page pinning there), cma above; cma/copy modes apply to every size.
   const bool use_cma = cma_ok_ && (cfg_.rendezvous != RendezvousMode::automatic ||
                                    rts.total_bytes >= cfg_.cma_min_bytes);
-  if (use_cma && chunked) {
+  if (use_cma && cfg_.cma_chunk_bytes != 0 && rts.total_bytes >= 2 * cfg_.cma_chunk_bytes) {
     // Cooperative cma: open the sender's record and copy chunks; the sender helps while it
     // is inside the library (advance_coop_sends), otherwise we copy everything ourselves.
-    open_coop_record(r, peer, rts, -1, 0);
+    open_coop_record(r, peer, rts, cfg_.cma_chunk_bytes, -1, 0);
     return;
   }
   if (use_cma) {

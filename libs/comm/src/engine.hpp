@@ -247,8 +247,9 @@ class Engine {
   bool find_alloc(const std::byte* data, std::size_t bytes, int& fd, std::uint64_t& offset) const;
   /// `bytes` at `offset` of `peer`'s allocation `fd`, mapped here (cached); null on failure.
   std::byte* peer_memory(ShmPeer& peer, int fd, std::uint64_t offset, std::size_t bytes);
-  void open_coop_record(ReqState& r, ShmPeer& peer, const RtsBody& rts, int recv_fd,
-                        std::uint64_t recv_offset);
+  /// Opens `rts`'s record for a cooperative copy in chunks (recv_fd < 0: cma).
+  void open_coop_record(ReqState& r, ShmPeer& peer, const RtsBody& rts, std::size_t chunk_bytes,
+                        int recv_fd, std::uint64_t recv_offset);
 
   // shm channels (shm_channel.cpp).
   bool has_cell(ShmPeer& p);

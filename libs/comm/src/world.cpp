@@ -48,6 +48,9 @@ Status Config::validate() const {
   if (cma_chunk_bytes != 0 && cma_chunk_bytes < 4096) {
     return bad("cma_chunk_bytes " + std::to_string(cma_chunk_bytes), "must be 0 or >= 4096");
   }
+  if (shm_chunk_bytes != 0 && shm_chunk_bytes < 4096) {
+    return bad("shm_chunk_bytes " + std::to_string(shm_chunk_bytes), "must be 0 or >= 4096");
+  }
   if (spin_ns.count() < 0) return bad("spin_ns", "must be >= 0");
   if (peer_timeout.count() < 1) {
     return bad("peer_timeout " + std::to_string(peer_timeout.count()) + " ms", "must be >= 1 ms");
