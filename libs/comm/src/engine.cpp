@@ -770,6 +770,20 @@ Status Engine::barrier() {
   return {};
 }
 
+void Engine::release_rx(ShmPeer& p) noexcept {
+  if (cfg_.sync == SyncMode::poll) {
+    // release: our cursor updates happen before the next owner's (or drain's) reads.
+    p.rx_owned.value.store(false, std::memory_order_release);
+    return;
+  }
+  // Another thread of ours may have found the channel owned and gone to sleep with a message
+  // for it still in the channel. Dekker against its eventcount (wait_until): it bumps
+  // `sleepers` (seq_cst), then drains, loading rx_owned (seq_cst); we store rx_owned (seq_cst),
+  // then load `sleepers`: either it sees the channel free or we see it and ring.
+  p.rx_owned.value.store(false, std::memory_order_seq_cst);
+  if (my_block_->sleepers.load(std::memory_order_seq_cst) != 0) ring(*my_block_);
+}
+
 bool Engine::try_fast_recv(int source, int tag, std::span<std::byte> buffer, RecvInfo& info) {
   // Only where the general path would do nothing but poll one channel: a known shm source, no
   // earlier receive or buffered message that could take this message first, no protocol work
@@ -811,7 +825,7 @@ bool Engine::try_fast_recv(int source, int tag, std::span<std::byte> buffer, Rec
   // the slot visible. This thread never sleeps, so the eventcount needs no seq_cst here.
   while (c.seq.load(std::memory_order_acquire) != want) {
     if (++spins == fast_recv_spins) {
-      p.rx_owned.value.store(false, std::memory_order_release);
+      release_rx(p);
       return false;  // the general path takes over: liveness checks, progress, sleep
     }
     cpu_relax();
@@ -819,7 +833,7 @@ bool Engine::try_fast_recv(int source, int tag, std::span<std::byte> buffer, Rec
   const bool is_short = c.kind == cell_short;
   if ((!is_short && c.kind != cell_eager) || !same_tag(c.tag) || c.bytes > buffer.size()) {
     // An RTS, a protocol message, another tag or a truncation: drain_channel handles it.
-    p.rx_owned.value.store(false, std::memory_order_release);
+    release_rx(p);
     return false;
   }
   info = RecvInfo{p.world_rank, c.tag, c.bytes};
@@ -830,8 +844,7 @@ bool Engine::try_fast_recv(int source, int tag, std::span<std::byte> buffer, Rec
   }
   ++p.rx_next;
   return_credits(p);
-  // release: the cursor updates above happen before the next owner's (or drain's) reads.
-  p.rx_owned.value.store(false, std::memory_order_release);
+  release_rx(p);
   return true;
 }
 

@@ -219,6 +219,8 @@ class Engine {
   /// The lock-free receive of a short/eager message from one shm peer (docs/protocols.md,
   /// "Fast paths"); false when the general path must handle the receive.
   bool try_fast_recv(int source, int tag, std::span<std::byte> buffer, RecvInfo& info);
+  /// Ends a fast receive's ownership of `p`'s rx side; wakes our sleeping threads if any.
+  void release_rx(ShmPeer& p) noexcept;
 
   // Matching (engine.cpp).
   bool matches(const ReqState& r, int source, int tag) const noexcept;

@@ -139,8 +139,9 @@ bool Engine::flush_queue(ShmPeer& p, std::deque<OutItem>& queue) {
 }
 
 void Engine::drain_channel(ShmPeer& p) {
-  // acquire: a fast receive that owned the channel released it after its cursor updates.
-  if (p.rx_owned.value.load(std::memory_order_acquire)) return;
+  // acquire: a fast receive that owned the channel released it after its cursor updates;
+  // seq_cst for the eventcount with a sleeping thread of ours (Engine::release_rx).
+  if (p.rx_owned.value.load(std::memory_order_seq_cst)) return;
   const std::uint32_t mask = geo_.cells - 1;
   bool consumed = false;
   while (true) {
