@@ -796,7 +796,8 @@ bool Engine::try_fast_recv(int source, int tag, std::span<std::byte> buffer, Rec
   auto same_tag = [tag](int t) { return tag == any_tag ? t >= 0 : t == tag; };
   {
     std::lock_guard lock(mu_);
-    if (failed_ || p.departed || p.rx_owned.value.load(std::memory_order_relaxed) ||
+    // acquire: the previous owner released the channel (release) after moving the cursors.
+    if (failed_ || p.departed || p.rx_owned.value.load(std::memory_order_acquire) ||
         !coop_sends_.empty() || !coop_recvs_.empty()) {
       return false;
     }
