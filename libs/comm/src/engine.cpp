@@ -16,17 +16,6 @@ std::string rank_prefix(int rank) {
   return "[rank " + std::to_string(rank) + "] ";
 }
 
-/// Spin-loop hint. Deliberately not PAUSE: under KVM, pause-loop exiting turns a PAUSE-heavy
-/// spin into VM exits (measured here: cache-line one-way 84 ns without PAUSE, ~600 ns with it).
-/// A compiler barrier keeps the loop honest without it.
-inline void cpu_relax() noexcept {
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-}
-
-/// Polls of one cell before a fast receive hands over to the general wait (liveness checks,
-/// progress of other channels, hybrid sleep): a few microseconds of a hot loop.
-constexpr std::uint32_t fast_recv_spins = 1U << 13;
-
 }  // namespace
 
 TxGuard::TxGuard(ShmPeer& p) noexcept : p_(p) {
@@ -770,85 +759,6 @@ Status Engine::barrier() {
   return {};
 }
 
-void Engine::release_rx(ShmPeer& p) noexcept {
-  if (cfg_.sync == SyncMode::poll) {
-    // release: our cursor updates happen before the next owner's (or drain's) reads.
-    p.rx_owned.value.store(false, std::memory_order_release);
-    return;
-  }
-  // Another thread of ours may have found the channel owned and gone to sleep with a message
-  // for it still in the channel. Dekker against its eventcount (wait_until): it bumps
-  // `sleepers` (seq_cst), then drains, loading rx_owned (seq_cst); we store rx_owned (seq_cst),
-  // then load `sleepers`: either it sees the channel free or we see it and ring.
-  p.rx_owned.value.store(false, std::memory_order_seq_cst);
-  if (my_block_->sleepers.load(std::memory_order_seq_cst) != 0) ring(*my_block_);
-}
-
-bool Engine::try_fast_recv(int source, int tag, std::span<std::byte> buffer, RecvInfo& info) {
-  // Only where the general path would do nothing but poll one channel: a known shm source, no
-  // earlier receive or buffered message that could take this message first, no protocol work
-  // (queued sends, control messages, rendezvous) that a waiting call should progress. block
-  // mode sleeps at once, so it never spins here.
-  if (cfg_.sync == SyncMode::block || source == rank_) return false;
-  const int local = local_of_[static_cast<std::size_t>(source)];
-  if (local < 0) return false;
-  ShmPeer& p = peers_[static_cast<std::size_t>(local)];
-  auto same_tag = [tag](int t) { return tag == any_tag ? t >= 0 : t == tag; };
-  {
-    std::lock_guard lock(mu_);
-    // acquire: the previous owner released the channel (release) after moving the cursors.
-    if (failed_ || p.departed || p.rx_owned.value.load(std::memory_order_acquire) ||
-        !coop_sends_.empty() || !coop_recvs_.empty()) {
-      return false;
-    }
-    for (const ShmPeer& q : peers_) {
-      if (!q.out.empty() || !q.ctrl.empty()) return false;
-    }
-    for (const std::uint32_t i : posted_) {
-      const ReqState& r = *reqs_[i];
-      if ((r.peer == any_source || r.peer == source) &&
-          (r.tag == any_tag || tag == any_tag || r.tag == tag)) {
-        return false;
-      }
-    }
-    for (const UnexpectedMsg& m : unexpected_) {
-      if (m.source == source && same_tag(m.tag)) return false;
-    }
-    // relaxed: published to other threads by the unlock; drain_channel reads it under mu_.
-    p.rx_owned.value.store(true, std::memory_order_relaxed);
-  }
-  // From here on this thread alone reads the channel and moves its rx cursors. The spin touches
-  // only the cell line the sender writes; credits go back in batches (return_credits).
-  const Cell& c = p.rx.cells[(p.rx_next - 1) & (geo_.cells - 1)];
-  const auto want = static_cast<std::uint32_t>(p.rx_next);
-  std::uint32_t spins = 0;
-  // acquire: pairs with the sender's release (seq_cst) store of seq; makes the cell body and
-  // the slot visible. This thread never sleeps, so the eventcount needs no seq_cst here.
-  while (c.seq.load(std::memory_order_acquire) != want) {
-    if (++spins == fast_recv_spins) {
-      release_rx(p);
-      return false;  // the general path takes over: liveness checks, progress, sleep
-    }
-    cpu_relax();
-  }
-  const bool is_short = c.kind == cell_short;
-  if ((!is_short && c.kind != cell_eager) || !same_tag(c.tag) || c.bytes > buffer.size()) {
-    // An RTS, a protocol message, another tag or a truncation: drain_channel handles it.
-    release_rx(p);
-    return false;
-  }
-  info = RecvInfo{p.world_rank, c.tag, c.bytes};
-  if (is_short) {
-    copy_cell_payload(buffer.data(), c.body, info.bytes);
-  } else {
-    std::memcpy(buffer.data(), slot_ptr(p.rx, p.rx_slot_next++), info.bytes);
-  }
-  ++p.rx_next;
-  return_credits(p);
-  release_rx(p);
-  return true;
-}
-
 Expected<RecvInfo> Engine::recv(int source, int tag, std::span<std::byte> buffer) {
   if (source >= 0 && source < size_ && (tag == any_tag || (tag >= 0 && tag <= max_tag))) {
     RecvInfo info;
@@ -857,29 +767,6 @@ Expected<RecvInfo> Engine::recv(int source, int tag, std::span<std::byte> buffer
   auto rq = irecv(source, tag, buffer);
   if (!rq) return Unexpected{rq.error()};
   return wait(*rq);
-}
-
-bool Engine::try_fast_send(int dest, int tag, std::span<const std::byte> data) noexcept {
-  const int local = local_of_[static_cast<std::size_t>(dest)];
-  if (local < 0) return false;
-  ShmPeer& p = peers_[static_cast<std::size_t>(local)];
-  // acquire: pairs with the release in ~TxGuard and below; the tx cursors are ours until then.
-  if (p.tx_lock.value.exchange(true, std::memory_order_acquire)) return false;
-  // A peer that left (its own state word, read-mostly) or a failed world: the general path
-  // reports it. Queued messages go first (FIFO per pair).
-  const bool ok = !failed_.load(std::memory_order_relaxed) && p.out.empty() &&
-                  p.block->state.load(std::memory_order_relaxed) == rank_alive && has_cell(p);
-  if (ok) {
-    write_cell(p, cell_short, tag, static_cast<std::uint32_t>(data.size()), data.data(),
-               data.size());
-    // Refresh the credit view now, while the message is in flight, rather than when the cells
-    // run out: the credit line's transfer then stays off the next message's critical path.
-    if (p.tx_next - 1 - p.tx_cells_seen >= geo_.cells / 2) {
-      p.tx_cells_seen = p.tx.credits->cells_consumed.load(std::memory_order_acquire);
-    }
-  }
-  p.tx_lock.value.store(false, std::memory_order_release);
-  return ok;
 }
 
 Status Engine::send(int dest, int tag, std::span<const std::byte> data) {
