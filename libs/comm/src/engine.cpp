@@ -430,7 +430,7 @@ void Engine::open_coop_record(ReqState& r, ShmPeer& peer, const RtsBody& rts,
   rec.total_bytes = rts.total_bytes;
   rec.recv_fd = recv_fd;
   rec.recv_offset = recv_offset;
-  rec.next_chunk.store(0, std::memory_order_relaxed);
+  rec.claims.store(std::uint64_t{rec.chunks} << 32, std::memory_order_relaxed);
   rec.chunks_done.store(0, std::memory_order_relaxed);
   rec.failed.store(0, std::memory_order_relaxed);
   // release: the fields above are visible to a sender that sees the record open (acquire).

@@ -239,10 +239,10 @@ void Engine::finish_rts_send(ReqState& r) {
 
 void Engine::advance_coop_recv(ReqState& r) {
   RendezvousRecord& rec = *r.coop;
-  // Claim chunks until none is left (acq_rel RMW: each chunk goes to exactly one rank).
-  while (true) {
-    const std::uint32_t c = rec.next_chunk.fetch_add(1, std::memory_order_acq_rel);
-    if (c >= rec.chunks) break;
+  // Claim chunks from our end of the record until none is left (claim_chunk).
+  const bool front = rank_ < peers_[static_cast<std::size_t>(r.local_peer)].world_rank;
+  std::uint32_t c = 0;
+  while (claim_chunk(rec, front, c)) {
     const std::uint64_t off = std::uint64_t{c} * rec.chunk_bytes;
     const std::size_t n = std::min<std::uint64_t>(rec.chunk_bytes, rec.total_bytes - off);
     int err = 0;
@@ -291,9 +291,8 @@ void Engine::advance_coop_sends() {
       dst = peer_memory(peer, rec.recv_fd, rec.recv_offset, rec.total_bytes);
       if (dst == nullptr) continue;
     }
-    while (rec.next_chunk.load(std::memory_order_relaxed) < rec.chunks) {
-      const std::uint32_t c = rec.next_chunk.fetch_add(1, std::memory_order_acq_rel);
-      if (c >= rec.chunks) break;
+    std::uint32_t c = 0;
+    while (claim_chunk(rec, rank_ < peer.world_rank, c)) {
       const std::uint64_t off = std::uint64_t{c} * rec.chunk_bytes;
       const std::size_t n = std::min<std::uint64_t>(rec.chunk_bytes, rec.total_bytes - off);
       if (dst != nullptr) {
