@@ -204,6 +204,7 @@ int run_pingpong(int argc, char** argv) {
   std::string eager_max;
   std::string slot_bytes;
   std::string chunk_bytes;
+  std::string world_rendezvous;
   std::int64_t slots = 0;
   bool no_pin = false;
   app.add_option("--ranks", opt.ranks, "ranks to start when not under mpirun (>= 2)");
@@ -218,6 +219,8 @@ int run_pingpong(int argc, char** argv) {
   app.add_option("--slot-bytes", slot_bytes, "eager slot / rendezvous fragment size, e.g. 64KiB");
   app.add_option("--chunk-bytes", chunk_bytes,
                  "World-memory rendezvous: chunk copied by either rank, e.g. 128KiB; 0: no split");
+  app.add_option("--world-rendezvous-min", world_rendezvous,
+                 "World-memory messages from this size take the rendezvous, e.g. 16KiB; 0: never");
   app.add_option("--slots", slots, "eager slots per pair of ranks");
   app.add_flag("--json", opt.json, "print a JSON array, one object per size");
   app.add_flag("--no-pin", no_pin, "do not pin rank r to core r");
@@ -255,6 +258,11 @@ int run_pingpong(int argc, char** argv) {
     auto e = parse_bytes(chunk_bytes, "--chunk-bytes");
     if (!e) return bad(e.error());
     cfg.shm_chunk_bytes = static_cast<std::size_t>(*e);
+  }
+  if (!world_rendezvous.empty()) {
+    auto e = parse_bytes(world_rendezvous, "--world-rendezvous-min");
+    if (!e) return bad(e.error());
+    cfg.shm_rendezvous_min_bytes = static_cast<std::size_t>(*e);
   }
   if (slots != 0) {
     if (slots < 2 || slots > 4096) {

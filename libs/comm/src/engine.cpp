@@ -461,10 +461,12 @@ void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody
   if (mapped != nullptr) {
     int recv_fd = -1;
     std::uint64_t recv_offset = 0;
-    if (cfg_.shm_chunk_bytes != 0 && rts.total_bytes >= 2 * cfg_.shm_chunk_bytes &&
-        find_alloc(r.rbuf, rts.total_bytes, recv_fd, recv_offset)) {
+    if (cfg_.shm_chunk_bytes != 0 && find_alloc(r.rbuf, rts.total_bytes, recv_fd, recv_offset)) {
+      // At least two chunks (whole pages), so that both cores copy even a message smaller
+      // than two shm_chunk_bytes: a receiver alone pulls every line out of the other's cache.
+      const std::size_t half = (rts.total_bytes / 2 + 4095) / 4096 * 4096;
       r.coop_src = mapped;
-      open_coop_record(r, peer, rts, cfg_.shm_chunk_bytes, recv_fd, recv_offset);
+      open_coop_record(r, peer, rts, std::min(cfg_.shm_chunk_bytes, half), recv_fd, recv_offset);
       return;
     }
     std::memcpy(r.rbuf, mapped, rts.total_bytes);
@@ -787,7 +789,7 @@ Status Engine::send(int dest, int tag, std::span<const std::byte> data) {
                      data.size());
           return {};
         }
-        if (has_slot(p)) {
+        if (!rendezvous_from_world(data.data(), data.size()) && has_slot(p)) {
           std::memcpy(slot_ptr(p.tx, p.tx_slot_next), data.data(), data.size());
           ++p.tx_slot_next;
           write_cell(p, cell_eager, tag, static_cast<std::uint32_t>(data.size()), nullptr, 0);

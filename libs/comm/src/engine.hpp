@@ -258,6 +258,9 @@ class Engine {
   // World::allocate memory (shm_alloc.cpp).
   /// If [data, data+bytes) lies in one of our allocations: its memfd and the offset in it.
   bool find_alloc(const std::byte* data, std::size_t bytes, int& fd, std::uint64_t& offset) const;
+  /// True when a message of `bytes` from `data` takes the World-memory rendezvous although it
+  /// would fit eager (Config::shm_rendezvous_min_bytes).
+  bool rendezvous_from_world(const std::byte* data, std::size_t bytes) const;
   /// `bytes` at `offset` of `peer`'s allocation `fd`, mapped here (cached); null on failure.
   std::byte* peer_memory(ShmPeer& peer, int fd, std::uint64_t offset, std::size_t bytes);
   /// Opens `rts`'s record for a cooperative copy in chunks (recv_fd < 0: cma).

@@ -44,6 +44,13 @@ bool Engine::find_alloc(const std::byte* data, std::size_t bytes, int& fd,
   return false;
 }
 
+bool Engine::rendezvous_from_world(const std::byte* data, std::size_t bytes) const {
+  int fd = -1;
+  std::uint64_t offset = 0;
+  return cfg_.shm_rendezvous_min_bytes != 0 && bytes >= cfg_.shm_rendezvous_min_bytes &&
+         cfg_.rendezvous == RendezvousMode::automatic && find_alloc(data, bytes, fd, offset);
+}
+
 std::byte* Engine::peer_memory(ShmPeer& peer, int fd, std::uint64_t offset, std::size_t bytes) {
   const Mapping* map = nullptr;
   for (const auto& [peer_fd, m] : peer.mapped) {

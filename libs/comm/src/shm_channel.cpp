@@ -57,7 +57,7 @@ bool Engine::try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index) {
     complete(r);
     return true;
   }
-  if (r.sbytes <= cfg_.eager_max_bytes) {
+  if (r.sbytes <= cfg_.eager_max_bytes && !rendezvous_from_world(r.sbuf, r.sbytes)) {
     if (!has_slot(p)) return false;
     std::memcpy(slot_ptr(p.tx, p.tx_slot_next), r.sbuf, r.sbytes);
     ++p.tx_slot_next;

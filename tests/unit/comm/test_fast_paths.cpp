@@ -170,8 +170,10 @@ class Allocate : public ::testing::TestWithParam<SyncMode> {};
 TEST_P(Allocate, rendezvous_from_and_into_world_memory_keeps_content) {
   Config cfg = test::small_config(GetParam(), RendezvousMode::automatic);
   run_ranks(2, cfg, [](World& w) {
-    // Around the cooperative threshold (2 chunks of 4 KiB), odd sizes, and large ones.
-    const std::array<std::size_t, 7> sizes = {1025, 8191, 8192, 8193, 65537, 1 << 20, 3000001};
+    // Short, eager, either side of the World-memory rendezvous threshold (512 B), of the
+    // cooperative chunks (4 KiB), odd sizes, and large ones.
+    const std::array<std::size_t, 11> sizes = {40,   511,   512,     1025,    8191, 8192,
+                                               8193, 65537, 1 << 20, 3000001, 4097};
     constexpr std::size_t most = 3000001;
     auto send_mem = w.allocate(most);
     auto recv_mem = w.allocate(most + 64);
