@@ -11,9 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tp::app {
@@ -244,25 +246,18 @@ int run_pingpong(int argc, char** argv) {
     return bad(Error(Errc::invalid_argument,
                      "--iters: " + std::to_string(opt.iters) + " must be in 1..100000000"));
   }
-  if (!eager_max.empty()) {
-    auto e = parse_bytes(eager_max, "--eager-max");
+  // Byte-count options: each, when given, overrides one Config field.
+  const std::array<std::tuple<const std::string*, const char*, std::size_t*>, 4> byte_options = {{
+      {&eager_max, "--eager-max", &cfg.eager_max_bytes},
+      {&slot_bytes, "--slot-bytes", &cfg.slot_bytes},
+      {&chunk_bytes, "--chunk-bytes", &cfg.shm_chunk_bytes},
+      {&world_rendezvous, "--world-rendezvous-min", &cfg.shm_rendezvous_min_bytes},
+  }};
+  for (const auto& [text, name, field] : byte_options) {
+    if (text->empty()) continue;
+    auto e = parse_bytes(*text, name);
     if (!e) return bad(e.error());
-    cfg.eager_max_bytes = static_cast<std::size_t>(*e);
-  }
-  if (!slot_bytes.empty()) {
-    auto e = parse_bytes(slot_bytes, "--slot-bytes");
-    if (!e) return bad(e.error());
-    cfg.slot_bytes = static_cast<std::size_t>(*e);
-  }
-  if (!chunk_bytes.empty()) {
-    auto e = parse_bytes(chunk_bytes, "--chunk-bytes");
-    if (!e) return bad(e.error());
-    cfg.shm_chunk_bytes = static_cast<std::size_t>(*e);
-  }
-  if (!world_rendezvous.empty()) {
-    auto e = parse_bytes(world_rendezvous, "--world-rendezvous-min");
-    if (!e) return bad(e.error());
-    cfg.shm_rendezvous_min_bytes = static_cast<std::size_t>(*e);
+    *field = static_cast<std::size_t>(*e);
   }
   if (slots != 0) {
     if (slots < 2 || slots > 4096) {
