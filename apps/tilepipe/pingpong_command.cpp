@@ -12,9 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tp::app {
@@ -26,6 +28,7 @@ struct PingpongOptions {
   std::int64_t iters = 1000;
   bool json = false;
   bool pin = true;
+  bool world_buffers = true;  ///< --buffers world: the message buffer comes from World::allocate
 };
 
 struct SizeResult {
@@ -95,7 +98,17 @@ std::int64_t round_trips_for(std::size_t bytes, std::int64_t iters) {
 
 Status ping_pong(comm::World& world, const PingpongOptions& opt, std::vector<SizeResult>& out) {
   const std::size_t max_bytes = opt.sizes.empty() ? 0 : opt.sizes.back();
-  std::vector<std::byte> buf(std::max<std::size_t>(max_bytes, 1), std::byte{0x5a});
+  std::vector<std::byte> user_buf;
+  std::span<std::byte> buf;
+  if (opt.world_buffers) {
+    auto mem = world.allocate(std::max<std::size_t>(max_bytes, 1));
+    if (!mem) return Unexpected{mem.error()};
+    buf = *mem;
+  } else {
+    user_buf.resize(std::max<std::size_t>(max_bytes, 1));
+    buf = user_buf;
+  }
+  std::fill(buf.begin(), buf.end(), std::byte{0x5a});
   const int me = world.rank();
   constexpr int tag = 7;
   using clock = std::chrono::steady_clock;
@@ -153,15 +166,18 @@ void print_results(const comm::World& world, const PingpongOptions& opt,
                      {"transport", transport},
                      {"sync", sync},
                      {"link", comm::to_string(cfg.link)},
+                     {"buffers", opt.world_buffers ? "world" : "user"},
                      {"ranks", world.size()}});
     }
     fmt::print("{}\n", arr.dump(2));
     return;
   }
-  fmt::print("# tilepipe pingpong: {} ranks, transport {}, sync {}, rendezvous {}, pinned {}{}\n",
-             world.size(), transport, sync, comm::to_string(world.rendezvous_mode()),
-             opt.pin ? "yes" : "no",
-             cfg.link.enabled ? ", emulated link " + comm::to_string(cfg.link) : "");
+  fmt::print(
+      "# tilepipe pingpong: {} ranks, transport {}, sync {}, rendezvous {}, buffers {}, pinned "
+      "{}{}\n",
+      world.size(), transport, sync, comm::to_string(world.rendezvous_mode()),
+      opt.world_buffers ? "world" : "user", opt.pin ? "yes" : "no",
+      cfg.link.enabled ? ", emulated link " + comm::to_string(cfg.link) : "");
   fmt::print("# one-way latency = round trip / 2; median, min and max over up to 15 batches\n");
   fmt::print("{:>10} {:>12} {:>10} {:>10} {:>12} {:>8}\n", "bytes", "latency_us", "min_us",
              "max_us", "MB/s", "trips");
@@ -189,8 +205,11 @@ int run_pingpong(int argc, char** argv) {
   std::string sync = "hybrid";
   std::string sizes = "0:4MiB";
   std::string rendezvous = "auto";
+  std::string buffers = "world";
   std::string eager_max;
   std::string slot_bytes;
+  std::string chunk_bytes;
+  std::string world_rendezvous;
   std::int64_t slots = 0;
   bool no_pin = false;
   std::string link;
@@ -200,8 +219,14 @@ int run_pingpong(int argc, char** argv) {
   app.add_option("--sizes", sizes, "message sizes: A:B (powers of two from A to B) or one size");
   app.add_option("--iters", opt.iters, "round trips per size up to 64KiB (fewer above)");
   app.add_option("--rendezvous", rendezvous, "auto, cma (process_vm_readv) or copy");
+  app.add_option("--buffers", buffers,
+                 "world (World::allocate, peers map it: one-copy rendezvous) or user (a vector)");
   app.add_option("--eager-max", eager_max, "largest eager message, e.g. 16KiB");
   app.add_option("--slot-bytes", slot_bytes, "eager slot / rendezvous fragment size, e.g. 64KiB");
+  app.add_option("--chunk-bytes", chunk_bytes,
+                 "World-memory rendezvous: chunk copied by either rank, e.g. 128KiB; 0: no split");
+  app.add_option("--world-rendezvous-min", world_rendezvous,
+                 "World-memory messages from this size take the rendezvous, e.g. 16KiB; 0: never");
   app.add_option("--slots", slots, "eager slots per pair of ranks");
   app.add_flag("--json", opt.json, "print a JSON array, one object per size");
   app.add_flag("--no-pin", no_pin, "do not pin rank r to core r");
@@ -215,6 +240,11 @@ int run_pingpong(int argc, char** argv) {
   if (!sm) return bad(sm.error());
   auto rv = comm::parse_rendezvous(rendezvous, "--rendezvous");
   if (!rv) return bad(rv.error());
+  if (buffers != "world" && buffers != "user") {
+    return bad(Error(Errc::invalid_argument,
+                     "--buffers: '" + buffers + "' is not a buffer kind (world, user)"));
+  }
+  opt.world_buffers = buffers == "world";
   auto sz = parse_sizes(sizes);
   if (!sz) return bad(sz.error());
   auto ln = parse_link_option(link);
@@ -224,15 +254,18 @@ int run_pingpong(int argc, char** argv) {
     return bad(Error(Errc::invalid_argument,
                      "--iters: " + std::to_string(opt.iters) + " must be in 1..100000000"));
   }
-  if (!eager_max.empty()) {
-    auto e = parse_bytes(eager_max, "--eager-max");
+  // Byte-count options: each, when given, overrides one Config field.
+  const std::array<std::tuple<const std::string*, const char*, std::size_t*>, 4> byte_options = {{
+      {&eager_max, "--eager-max", &cfg.eager_max_bytes},
+      {&slot_bytes, "--slot-bytes", &cfg.slot_bytes},
+      {&chunk_bytes, "--chunk-bytes", &cfg.shm_chunk_bytes},
+      {&world_rendezvous, "--world-rendezvous-min", &cfg.shm_rendezvous_min_bytes},
+  }};
+  for (const auto& [text, name, field] : byte_options) {
+    if (text->empty()) continue;
+    auto e = parse_bytes(*text, name);
     if (!e) return bad(e.error());
-    cfg.eager_max_bytes = static_cast<std::size_t>(*e);
-  }
-  if (!slot_bytes.empty()) {
-    auto e = parse_bytes(slot_bytes, "--slot-bytes");
-    if (!e) return bad(e.error());
-    cfg.slot_bytes = static_cast<std::size_t>(*e);
+    *field = static_cast<std::size_t>(*e);
   }
   if (slots != 0) {
     if (slots < 2 || slots > 4096) {

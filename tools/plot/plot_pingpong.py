@@ -13,11 +13,12 @@ import statistics
 from collections import defaultdict
 
 LABELS = {
-    "tilepipe_shm_poll": "tilepipe shm, poll",
-    "tilepipe_shm_hybrid": "tilepipe shm, hybrid",
-    "tilepipe_shm_block": "tilepipe shm, block (futex)",
-    "tilepipe_shm_poll_cma": "tilepipe shm, poll, rendezvous cma",
-    "tilepipe_shm_poll_copy": "tilepipe shm, poll, rendezvous copy",
+    "tilepipe_shm_poll": "tilepipe shm, poll (World buffers)",
+    "tilepipe_shm_poll_user": "tilepipe shm, poll, user buffers",
+    "tilepipe_shm_hybrid": "tilepipe shm, hybrid (World buffers)",
+    "tilepipe_shm_block": "tilepipe shm, block (futex, World buffers)",
+    "tilepipe_shm_poll_cma": "tilepipe shm, poll, user buffers, rendezvous cma",
+    "tilepipe_shm_poll_copy": "tilepipe shm, poll, user buffers, rendezvous copy",
     "tilepipe_shm_poll_eager64k": "tilepipe shm, poll, eager up to 64 KiB",
     "tilepipe_mpi_openmpi": "tilepipe over MPI (Open MPI ob1/vader)",
     "openmpi_vader_cma": "raw Open MPI, vader shm + CMA",
@@ -120,7 +121,8 @@ def markdown(rows, limits, context):
 def thresholds(rows):
     """Eager versus rendezvous (cma, copy) around the eager threshold: one-way us per size."""
     configs = [("tilepipe_shm_poll_eager64k", "eager"), ("tilepipe_shm_poll_cma", "rendezvous cma"),
-               ("tilepipe_shm_poll_copy", "rendezvous copy"), ("tilepipe_shm_poll", "default")]
+               ("tilepipe_shm_poll_copy", "rendezvous copy"), ("tilepipe_shm_poll_user", "user buffers"),
+               ("tilepipe_shm_poll", "World buffers")]
     configs = [(c, n) for c, n in configs if c in rows]
     if not configs:
         return []
@@ -158,7 +160,8 @@ def targets(rows, limits, cacheline_ns):
             lines.append(f"| 8 B shm+poll below {LABELS[raw]} | {poll[0]:.3f} vs {r[0]:.3f} us | "
                          f"{yes(poll[0] < r[0])} | {poll[1]:.3f} vs {r[1]:.3f} us | "
                          f"{yes(poll[1] < r[1])} |")
-    ours = ["tilepipe_shm_poll", "tilepipe_shm_poll_cma", "tilepipe_shm_poll_copy"]
+    ours = ["tilepipe_shm_poll", "tilepipe_shm_poll_user", "tilepipe_shm_poll_cma",
+            "tilepipe_shm_poll_copy"]
     for nbytes in [1 << 20, 2 << 20, 4 << 20]:
         oc_objs = limits.get("onecopy_mbps", {}).get(nbytes, [])
         if not oc_objs:

@@ -16,14 +16,16 @@ std::string rank_prefix(int rank) {
   return "[rank " + std::to_string(rank) + "] ";
 }
 
-/// Spin-loop hint. Deliberately not PAUSE: under KVM, pause-loop exiting turns a PAUSE-heavy
-/// spin into VM exits (measured here: cache-line one-way 84 ns without PAUSE, ~600 ns with it).
-/// A compiler barrier keeps the loop honest without it.
-inline void cpu_relax() noexcept {
-  std::atomic_signal_fence(std::memory_order_seq_cst);
+}  // namespace
+
+TxGuard::TxGuard(ShmPeer& p) noexcept : p_(p) {
+  // acquire/release: the tx cursors and queues move between the holders in order.
+  while (p_.tx_lock.value.exchange(true, std::memory_order_acquire)) cpu_relax();
 }
 
-}  // namespace
+TxGuard::~TxGuard() {
+  p_.tx_lock.value.store(false, std::memory_order_release);
+}
 
 SegmentGeometry geometry_for(const Config& config, int ranks) noexcept {
   SegmentGeometry g;
@@ -290,6 +292,7 @@ Expected<Request> Engine::post_send(int dest, int tag, std::span<const std::byte
                                         ": that rank has exited"));
       return handle;
     }
+    TxGuard tx(p);
     if (!p.out.empty() || !try_start_send(p, r, index)) {
       p.out.push_back(OutItem{OutItem::message, index, 0, 0});
     }
@@ -422,10 +425,57 @@ void Engine::accept_net(ReqState& r, const NetIncoming& in) {
   r.net_handle = *h;
 }
 
+void Engine::open_coop_record(ReqState& r, ShmPeer& peer, const RtsBody& rts,
+                              std::size_t chunk_bytes, int recv_fd, std::uint64_t recv_offset) {
+  RendezvousRecord& rec = peer.rx.records[rts.record];
+  rec.chunk_bytes = chunk_bytes;
+  rec.chunks = static_cast<std::uint32_t>((rts.total_bytes + chunk_bytes - 1) / chunk_bytes);
+  rec.recv_addr = reinterpret_cast<std::uint64_t>(r.rbuf);
+  rec.recv_pid = static_cast<std::int32_t>(::getpid());
+  rec.total_bytes = rts.total_bytes;
+  rec.recv_fd = recv_fd;
+  rec.recv_offset = recv_offset;
+  rec.claims.store(std::uint64_t{rec.chunks} << 32, std::memory_order_relaxed);
+  rec.chunks_done.store(0, std::memory_order_relaxed);
+  rec.failed.store(0, std::memory_order_relaxed);
+  // release: the fields above are visible to a sender that sees the record open (acquire).
+  rec.state.store(record_open, std::memory_order_release);
+  r.coop = &rec;
+  r.coop_send_id = rts.send_id;
+  r.coop_address = rts.address;
+  r.coop_pid = peer.pid;
+  r.local_peer = static_cast<int>(&peer - peers_.data());
+  coop_recvs_.push_back(r.index);
+  advance_coop_recv(r);
+}
+
 void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody& rts) {
   r.info = RecvInfo{peer.world_rank, tag, rts.total_bytes};
   if (rts.total_bytes > r.rcap) {
     complete_error(r, truncation_error(peer.world_rank, tag, rts.total_bytes, r.rcap));
+    queue_control(peer, OutItem{OutItem::fin, 0, rts.send_id, 0});
+    return;
+  }
+  // The sender's buffer is World::allocate memory: read it through our mapping of its memfd,
+  // one user-level copy; when our buffer is World memory too, the sender (while inside the
+  // library) copies chunks into it at the same time.
+  const std::byte* mapped = nullptr;
+  if (rts.shm_fd >= 0 && cfg_.rendezvous == RendezvousMode::automatic) {
+    mapped = map_peer_alloc(peer, rts.shm_fd, rts.shm_offset, rts.total_bytes);
+  }
+  if (mapped != nullptr) {
+    int recv_fd = -1;
+    std::uint64_t recv_offset = 0;
+    if (cfg_.shm_chunk_bytes != 0 && find_alloc(r.rbuf, rts.total_bytes, recv_fd, recv_offset)) {
+      // At least two chunks (whole pages), so that both cores copy even a message smaller
+      // than two shm_chunk_bytes: a receiver alone pulls every line out of the other's cache.
+      const std::size_t half = (rts.total_bytes / 2 + 4095) / 4096 * 4096;
+      r.coop_src = mapped;
+      open_coop_record(r, peer, rts, std::min(cfg_.shm_chunk_bytes, half), recv_fd, recv_offset);
+      return;
+    }
+    std::memcpy(r.rbuf, mapped, rts.total_bytes);
+    complete(r);
     queue_control(peer, OutItem{OutItem::fin, 0, rts.send_id, 0});
     return;
   }
@@ -436,28 +486,11 @@ void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody
   if (use_cma && cfg_.cma_chunk_bytes != 0 && rts.total_bytes >= 2 * cfg_.cma_chunk_bytes) {
     // Cooperative cma: open the sender's record and copy chunks; the sender helps while it
     // is inside the library (advance_coop_sends), otherwise we copy everything ourselves.
-    RendezvousRecord& rec = peer.rx.records[rts.record];
-    rec.chunk_bytes = cfg_.cma_chunk_bytes;
-    rec.chunks = static_cast<std::uint32_t>((rts.total_bytes + cfg_.cma_chunk_bytes - 1) /
-                                            cfg_.cma_chunk_bytes);
-    rec.recv_addr = reinterpret_cast<std::uint64_t>(r.rbuf);
-    rec.recv_pid = static_cast<std::int32_t>(::getpid());
-    rec.total_bytes = rts.total_bytes;
-    rec.next_chunk.store(0, std::memory_order_relaxed);
-    rec.chunks_done.store(0, std::memory_order_relaxed);
-    rec.failed.store(0, std::memory_order_relaxed);
-    rec.state.store(record_open, std::memory_order_release);
-    r.coop = &rec;
-    r.coop_send_id = rts.send_id;
-    r.coop_address = rts.address;
-    r.coop_pid = rts.pid;
-    r.local_peer = static_cast<int>(&peer - peers_.data());
-    coop_recvs_.push_back(r.index);
-    advance_coop_recv(r);
+    open_coop_record(r, peer, rts, cfg_.cma_chunk_bytes, -1, 0);
     return;
   }
   if (use_cma) {
-    const int err = read_peer_memory(rts.pid, rts.address, r.rbuf, rts.total_bytes);
+    const int err = read_peer_memory(peer.pid, rts.address, r.rbuf, rts.total_bytes);
     if (err == 0) {
       complete(r);
       queue_control(peer, OutItem{OutItem::fin, 0, rts.send_id, 0});
@@ -725,6 +758,7 @@ void Engine::cancel_locked(std::uint32_t index) {
   }
   posted_.erase(std::remove(posted_.begin(), posted_.end(), index), posted_.end());
   for (auto& p : peers_) {
+    TxGuard tx(p);
     for (auto* q : {&p.out, &p.ctrl}) {
       for (auto it = q->begin(); it != q->end();) {
         const bool mine =
@@ -749,22 +783,38 @@ Status Engine::barrier() {
   return {};
 }
 
+Expected<RecvInfo> Engine::recv(int source, int tag, std::span<std::byte> buffer) {
+  // The fast receive reads cells directly: not with an emulated link (arrival stamps).
+  if (link_ == nullptr && source >= 0 && source < size_ &&
+      (tag == any_tag || (tag >= 0 && tag <= max_tag))) {
+    RecvInfo info;
+    if (try_fast_recv(source, tag, buffer, info)) return info;
+  }
+  auto rq = irecv(source, tag, buffer);
+  if (!rq) return Unexpected{rq.error()};
+  return wait(*rq);
+}
+
 Status Engine::send(int dest, int tag, std::span<const std::byte> data) {
-  // Fast path: a short or eager message to an shm peer with nothing queued ahead of it and
-  // credits at hand completes on the spot, without a request (one lock, one cell write).
+  // Fast path (never with an emulated link, whose sends need a stamp and a held completion): a
+  // short message to an shm peer with nothing queued ahead of it and a free cell is written
+  // without the World's lock (the channel's tx lock only); eager messages with credits at hand
+  // complete under the lock without a request. Both: one cell write.
   if (link_ == nullptr && dest >= 0 && dest < size_ && dest != rank_ && tag >= min_internal_tag &&
       tag <= max_tag && data.size() <= cfg_.eager_max_bytes) {
+    if (data.size() <= cfg_.short_max_bytes && try_fast_send(dest, tag, data)) return {};
     const int local = local_of_[static_cast<std::size_t>(dest)];
     if (local >= 0) {
       std::lock_guard lock(mu_);
       ShmPeer& p = peers_[static_cast<std::size_t>(local)];
+      TxGuard tx(p);
       if (!failed_ && !p.departed && p.out.empty() && has_cell(p)) {
         if (data.size() <= cfg_.short_max_bytes) {
           write_cell(p, cell_short, tag, static_cast<std::uint32_t>(data.size()), data.data(),
                      data.size());
           return {};
         }
-        if (has_slot(p)) {
+        if (!rendezvous_from_world(data.data(), data.size()) && has_slot(p)) {
           std::memcpy(slot_ptr(p.tx, p.tx_slot_next), data.data(), data.size());
           ++p.tx_slot_next;
           write_cell(p, cell_eager, tag, static_cast<std::uint32_t>(data.size()), nullptr, 0);

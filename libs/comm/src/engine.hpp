@@ -9,6 +9,7 @@
 #include <tilepipe/comm/world.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <list>
 #include <memory>
@@ -45,6 +46,7 @@ struct ReqState {
   int record = -1;                   ///< send: RendezvousRecord index while an RTS is outstanding
   int local_peer = -1;               ///< send with a record / cooperative receive: the shm peer
   RendezvousRecord* coop = nullptr;  ///< cooperative cma receive: the open record
+  const std::byte* coop_src = nullptr;  ///< cooperative receive from World memory: our mapping
   std::uint64_t coop_send_id = 0;
   std::uint64_t coop_address = 0;
   int coop_pid = 0;
@@ -72,6 +74,43 @@ struct UnexpectedMsg {
   int net_message = -1;
 };
 
+/// Spin-loop hint. Deliberately not PAUSE: under KVM, pause-loop exiting turns a PAUSE-heavy
+/// spin into VM exits (measured here: cache-line one-way 84 ns without PAUSE, ~600 ns with it).
+/// A compiler barrier keeps the loop honest without it.
+inline void cpu_relax() noexcept {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+/// Polls of one cell before a fast receive hands over to the general wait (liveness checks,
+/// progress of other channels, hybrid sleep): a few microseconds of a hot loop.
+inline constexpr std::uint32_t fast_recv_spins = 1U << 13;
+
+/// memcpy of at most one cell payload (48 B) without a library call: fixed-size moves, the
+/// last one overlapping, so a short message costs a few register moves on either side.
+inline void copy_cell_payload(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
+  if (n >= 8) {
+    for (std::size_t i = 0; i + 8 < n; i += 8) std::memcpy(dst + i, src + i, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
+
+/// A flag that can sit in a std::vector element: moving copies the value (vectors of peers are
+/// only resized at setup, before any thread shares them).
+struct MovableFlag {
+  std::atomic<bool> value{false};
+  MovableFlag() = default;
+  MovableFlag(MovableFlag&& o) noexcept : value(o.value.load(std::memory_order_relaxed)) {}
+  MovableFlag& operator=(MovableFlag&& o) noexcept {
+    value.store(o.value.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    return *this;
+  }
+};
+
 /// A peer reached through the shared segment, with this rank's private cursor state.
 struct ShmPeer {
   int world_rank = -1;
@@ -86,13 +125,41 @@ struct ShmPeer {
   std::uint64_t rx_slot_next = 0;
   std::uint64_t rx_cells_published = 0;
   std::uint64_t rx_slots_published = 0;
+  /// Set (under Engine::mu_) while a fast receive reads the rx cells without the lock; the rx_*
+  /// cursors then belong to that thread, and progress() leaves the channel alone. Cleared with
+  /// release by the owner, so the next drain (acquire) sees its cursor updates.
+  MovableFlag rx_owned;
+  /// Spin lock over the tx side (tx_* cursors, `out`, writes of cells and slots): taken inside
+  /// Engine::mu_ by the general path and alone by the fast send, which never waits for it.
+  MovableFlag tx_lock;
   std::deque<OutItem> out;   ///< messages waiting for credits or a rendezvous record, in order
   std::deque<OutItem> ctrl;  ///< CTS, FIN, fragments: never stuck behind a waiting message
   std::uint64_t tx_rts_count = 0;  ///< RTS sent on this channel (picks the record)
   std::uint32_t tx_record_req[rendezvous_records] = {};  ///< request index + 1 using each record
+  /// The peer's World::allocate memfds this rank has mapped, by the peer's descriptor number.
+  std::vector<std::pair<int, Mapping>> mapped;
   int pid = 0;
   Fd pidfd;
   bool departed = false;
+};
+
+/// Holds a peer's tx_lock (spinning: holders never wait for anything while holding it).
+class TxGuard {
+ public:
+  explicit TxGuard(ShmPeer& p) noexcept;
+  ~TxGuard();
+  TxGuard(const TxGuard&) = delete;
+  TxGuard& operator=(const TxGuard&) = delete;
+
+ private:
+  ShmPeer& p_;
+};
+
+/// Memory from World::allocate: a memfd that the shm peers map on first use (they open it
+/// through /proc/<pid>/fd/<fd>, so the descriptor stays open as long as the World).
+struct SharedAlloc {
+  Fd fd;
+  Mapping map;
 };
 
 /// One exposed region: this rank's memory and the mappings of the shm peers' parts.
@@ -147,6 +214,11 @@ class Engine {
   Expected<std::uint64_t> notifications(std::uint32_t region, std::size_t counter);
   Expected<std::uint64_t> wait_notifications(std::uint32_t region, std::uint64_t count,
                                              std::size_t counter, int source);
+  /// The lock-free part of send: a short message written straight into a free cell of an shm
+  /// peer; false when the general path must send it.
+  bool try_fast_send(int dest, int tag, std::span<const std::byte> data) noexcept;
+  Expected<RecvInfo> recv(int source, int tag, std::span<std::byte> buffer);
+  Expected<std::span<std::byte>> allocate(std::size_t bytes);
   /// Called before MPI is finalized (the Net goes away with the Engine).
   void set_on_destroy(void (*fn)()) noexcept { on_destroy_ = fn; }
 
@@ -165,6 +237,11 @@ class Engine {
   Status check_request(const Request& request) const;
   Expected<RecvInfo> take_result(Request& request);
   void cancel_locked(std::uint32_t index);
+  /// The lock-free receive of a short/eager message from one shm peer (docs/protocols.md,
+  /// "Fast paths"); false when the general path must handle the receive.
+  bool try_fast_recv(int source, int tag, std::span<std::byte> buffer, RecvInfo& info);
+  /// Ends a fast receive's ownership of `p`'s rx side; wakes our sleeping threads if any.
+  void release_rx(ShmPeer& p) noexcept;
 
   // Matching (engine.cpp).
   bool matches(const ReqState& r, int source, int tag) const noexcept;
@@ -210,6 +287,17 @@ class Engine {
   /// network's). Called under the lock.
   Expected<std::uint64_t> read_notifications(std::uint32_t region, RegionState& rs,
                                              std::size_t counter);
+  // World::allocate memory (shm_alloc.cpp).
+  /// If [data, data+bytes) lies in one of our allocations: its memfd and the offset in it.
+  bool find_alloc(const std::byte* data, std::size_t bytes, int& fd, std::uint64_t& offset) const;
+  /// True when a message of `bytes` from `data` takes the World-memory rendezvous although it
+  /// would fit eager (Config::shm_rendezvous_min_bytes).
+  bool rendezvous_from_world(const std::byte* data, std::size_t bytes) const;
+  /// `bytes` at `offset` of `peer`'s allocation `fd`, mapped here (cached); null on failure.
+  std::byte* map_peer_alloc(ShmPeer& peer, int fd, std::uint64_t offset, std::size_t bytes);
+  /// Opens `rts`'s record for a cooperative copy in chunks (recv_fd < 0: cma).
+  void open_coop_record(ReqState& r, ShmPeer& peer, const RtsBody& rts, std::size_t chunk_bytes,
+                        int recv_fd, std::uint64_t recv_offset);
 
   // shm channels (shm_channel.cpp).
   bool has_cell(ShmPeer& p);
@@ -222,6 +310,7 @@ class Engine {
   void flush_out(ShmPeer& p);
   bool flush_queue(ShmPeer& p, std::deque<OutItem>& queue);
   void drain_channel(ShmPeer& p);
+  void return_credits(ShmPeer& p);
   void handle_cell(ShmPeer& p, const Cell& cell);
   std::byte* slot_ptr(const ChannelView& ch, std::uint64_t slot) const noexcept;
 
@@ -248,7 +337,8 @@ class Engine {
   std::vector<std::uint32_t> coop_sends_;  ///< sends whose RTS holds a rendezvous record
   std::list<UnexpectedMsg> unexpected_;
   std::vector<std::unique_ptr<RegionState>> regions_;
-  bool failed_ = false;
+  std::vector<SharedAlloc> allocs_;
+  std::atomic<bool> failed_{false};  ///< atomic: the fast send reads it without mu_
   Error failure_;
   std::chrono::steady_clock::time_point next_liveness_check_{};
   std::chrono::nanoseconds liveness_interval_{};

@@ -33,7 +33,7 @@ void Engine::write_cell(ShmPeer& p, CellKind kind, int tag, std::uint32_t bytes,
   c.kind = kind;
   c.tag = tag;
   c.bytes = bytes;
-  if (body_bytes > 0) std::memcpy(c.body, body, body_bytes);
+  copy_cell_payload(c.body, static_cast<const std::byte*>(body), body_bytes);
   if (link_ != nullptr) link_->stamp(p.world_rank, c);
   const auto seq = static_cast<std::uint32_t>(p.tx_next);
   ++p.tx_next;
@@ -58,7 +58,7 @@ bool Engine::try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index) {
     complete_send(r);
     return true;
   }
-  if (r.sbytes <= cfg_.eager_max_bytes) {
+  if (r.sbytes <= cfg_.eager_max_bytes && !rendezvous_from_world(r.sbuf, r.sbytes)) {
     if (!has_slot(p)) return false;
     std::memcpy(slot_ptr(p.tx, p.tx_slot_next), r.sbuf, r.sbytes);
     ++p.tx_slot_next;
@@ -79,8 +79,9 @@ bool Engine::try_start_send(ShmPeer& p, ReqState& r, std::uint32_t index) {
   rts.send_id = id_of(index);
   rts.total_bytes = r.sbytes;
   rts.address = reinterpret_cast<std::uint64_t>(r.sbuf);
-  rts.pid = static_cast<std::int32_t>(::getpid());
   rts.record = rec;
+  rts.shm_fd = -1;
+  if (int fd = -1; find_alloc(r.sbuf, r.sbytes, fd, rts.shm_offset)) rts.shm_fd = fd;
   write_cell(p, cell_rts, r.tag, 0, &rts, sizeof(rts));
   return true;  // completes on FIN (cma, refused) or after the last fragment (copy)
 }
@@ -91,6 +92,7 @@ void Engine::queue_control(ShmPeer& p, OutItem item) {
 }
 
 void Engine::flush_out(ShmPeer& p) {
+  TxGuard tx(p);
   // Control traffic first: a message waiting for a rendezvous record waits for a FIN that the
   // peer may only send after our own FIN/CTS got through (head-of-line deadlock otherwise).
   if (flush_queue(p, p.ctrl)) flush_queue(p, p.out);
@@ -137,6 +139,9 @@ bool Engine::flush_queue(ShmPeer& p, std::deque<OutItem>& queue) {
 }
 
 void Engine::drain_channel(ShmPeer& p) {
+  // acquire: a fast receive that owned the channel released it after its cursor updates;
+  // seq_cst for the eventcount with a sleeping thread of ours (Engine::release_rx).
+  if (p.rx_owned.value.load(std::memory_order_seq_cst)) return;
   const std::uint32_t mask = geo_.cells - 1;
   bool consumed = false;
   while (true) {
@@ -149,14 +154,17 @@ void Engine::drain_channel(ShmPeer& p) {
     ++p.rx_next;
     consumed = true;
   }
-  if (!consumed) return;
+  if (consumed) return_credits(p);
+}
+
+void Engine::return_credits(ShmPeer& p) {
   // Return credits in batches: a quarter ring of cells, credit_batch slots. release (seq_cst when
   // a sender may sleep on them, as in write_cell): our reads of the cells and slots happen
   // before the sender may overwrite them.
   const auto order =
       cfg_.sync == SyncMode::poll ? std::memory_order_release : std::memory_order_seq_cst;
   bool returned = false;
-  if (p.rx_next - 1 - p.rx_cells_published >= geo_.cells / 4) {
+  if (p.rx_next - 1 - p.rx_cells_published >= geo_.cells / 4) [[unlikely]] {
     p.rx_cells_published = p.rx_next - 1;
     p.rx.credits->cells_consumed.store(p.rx_cells_published, order);
     returned = true;
@@ -232,13 +240,18 @@ void Engine::finish_rts_send(ReqState& r) {
 
 void Engine::advance_coop_recv(ReqState& r) {
   RendezvousRecord& rec = *r.coop;
-  // Claim chunks until none is left (acq_rel RMW: each chunk goes to exactly one rank).
-  while (true) {
-    const std::uint32_t c = rec.next_chunk.fetch_add(1, std::memory_order_acq_rel);
-    if (c >= rec.chunks) break;
+  // Claim chunks from our end of the record until none is left (claim_chunk).
+  const bool front = rank_ < peers_[static_cast<std::size_t>(r.local_peer)].world_rank;
+  std::uint32_t c = 0;
+  while (claim_chunk(rec, front, c)) {
     const std::uint64_t off = std::uint64_t{c} * rec.chunk_bytes;
     const std::size_t n = std::min<std::uint64_t>(rec.chunk_bytes, rec.total_bytes - off);
-    const int err = read_peer_memory(r.coop_pid, r.coop_address + off, r.rbuf + off, n);
+    int err = 0;
+    if (r.coop_src != nullptr) {
+      std::memcpy(r.rbuf + off, r.coop_src + off, n);
+    } else {
+      err = read_peer_memory(r.coop_pid, r.coop_address + off, r.rbuf + off, n);
+    }
     if (err != 0) {
       r.coop_error = err;
       rec.failed.fetch_add(1, std::memory_order_relaxed);
@@ -252,6 +265,7 @@ void Engine::advance_coop_recv(ReqState& r) {
   coop_recvs_.erase(std::remove(coop_recvs_.begin(), coop_recvs_.end(), r.index),
                     coop_recvs_.end());
   r.coop = nullptr;
+  r.coop_src = nullptr;
   ShmPeer& peer = peers_[static_cast<std::size_t>(r.local_peer)];
   if (failed) {
     complete_error(r, Error(Errc::peer_lost,
@@ -267,20 +281,134 @@ void Engine::advance_coop_recv(ReqState& r) {
 void Engine::advance_coop_sends() {
   for (std::size_t k = 0; k < coop_sends_.size(); ++k) {
     ReqState& r = *reqs_[coop_sends_[k]];
-    RendezvousRecord& rec = peers_[static_cast<std::size_t>(r.local_peer)].tx.records[r.record];
+    ShmPeer& peer = peers_[static_cast<std::size_t>(r.local_peer)];
+    RendezvousRecord& rec = peer.tx.records[r.record];
     // acquire: the receiver's destination fields were written before it opened the record.
     if (rec.state.load(std::memory_order_acquire) != record_open) continue;
-    while (rec.next_chunk.load(std::memory_order_relaxed) < rec.chunks) {
-      const std::uint32_t c = rec.next_chunk.fetch_add(1, std::memory_order_acq_rel);
-      if (c >= rec.chunks) break;
+    // Destination in World memory: write through our mapping of it (no chunk is claimed if it
+    // cannot be mapped, the receiver then copies them all).
+    std::byte* dst = nullptr;
+    if (rec.recv_fd >= 0) {
+      dst = map_peer_alloc(peer, rec.recv_fd, rec.recv_offset, rec.total_bytes);
+      if (dst == nullptr) continue;
+    }
+    std::uint32_t c = 0;
+    while (claim_chunk(rec, rank_ < peer.world_rank, c)) {
       const std::uint64_t off = std::uint64_t{c} * rec.chunk_bytes;
       const std::size_t n = std::min<std::uint64_t>(rec.chunk_bytes, rec.total_bytes - off);
-      if (write_peer_memory(rec.recv_pid, rec.recv_addr + off, r.sbuf + off, n) != 0) {
+      if (dst != nullptr) {
+        std::memcpy(dst + off, r.sbuf + off, n);
+      } else if (write_peer_memory(rec.recv_pid, rec.recv_addr + off, r.sbuf + off, n) != 0) {
         rec.failed.fetch_add(1, std::memory_order_relaxed);
       }
       rec.chunks_done.fetch_add(1, std::memory_order_release);
     }
   }
+}
+
+// ---- lock-free fast paths (docs/protocols.md, "Fast paths"), next to write_cell and
+// return_credits so that the compiler can inline them ----
+
+bool Engine::try_fast_send(int dest, int tag, std::span<const std::byte> data) noexcept {
+  const int local = local_of_[static_cast<std::size_t>(dest)];
+  if (local < 0) return false;
+  ShmPeer& p = peers_[static_cast<std::size_t>(local)];
+  // acquire: pairs with the release in ~TxGuard and below; the tx cursors are ours until then.
+  if (p.tx_lock.value.exchange(true, std::memory_order_acquire)) return false;
+  // A peer that left (its own state word, read-mostly) or a failed world: the general path
+  // reports it. Queued messages go first (FIFO per pair).
+  const bool ok = !failed_.load(std::memory_order_relaxed) && p.out.empty() &&
+                  p.block->state.load(std::memory_order_relaxed) == rank_alive && has_cell(p);
+  if (ok) {
+    write_cell(p, cell_short, tag, static_cast<std::uint32_t>(data.size()), data.data(),
+               data.size());
+    // Refresh the credit view now, while the message is in flight, rather than when the cells
+    // run out: the credit line's transfer then stays off the next message's critical path.
+    if (p.tx_next - 1 - p.tx_cells_seen >= geo_.cells / 2) {
+      p.tx_cells_seen = p.tx.credits->cells_consumed.load(std::memory_order_acquire);
+    }
+  }
+  p.tx_lock.value.store(false, std::memory_order_release);
+  return ok;
+}
+
+void Engine::release_rx(ShmPeer& p) noexcept {
+  if (cfg_.sync == SyncMode::poll) {
+    // release: our cursor updates happen before the next owner's (or drain's) reads.
+    p.rx_owned.value.store(false, std::memory_order_release);
+    return;
+  }
+  // Another thread of ours may have found the channel owned and gone to sleep with a message
+  // for it still in the channel. Dekker against its eventcount (wait_until): it bumps
+  // `sleepers` (seq_cst), then drains, loading rx_owned (seq_cst); we store rx_owned (seq_cst),
+  // then load `sleepers`: either it sees the channel free or we see it and ring.
+  p.rx_owned.value.store(false, std::memory_order_seq_cst);
+  if (my_block_->sleepers.load(std::memory_order_seq_cst) != 0) ring(*my_block_);
+}
+
+bool Engine::try_fast_recv(int source, int tag, std::span<std::byte> buffer, RecvInfo& info) {
+  // Only where the general path would do nothing but poll one channel: a known shm source, no
+  // earlier receive or buffered message that could take this message first, no protocol work
+  // (queued sends, control messages, rendezvous) that a waiting call should progress. block
+  // mode sleeps at once, so it never spins here.
+  if (cfg_.sync == SyncMode::block || source == rank_) return false;
+  const int local = local_of_[static_cast<std::size_t>(source)];
+  if (local < 0) return false;
+  ShmPeer& p = peers_[static_cast<std::size_t>(local)];
+  auto same_tag = [tag](int t) { return tag == any_tag ? t >= 0 : t == tag; };
+  {
+    std::lock_guard lock(mu_);
+    // acquire: the previous owner released the channel (release) after moving the cursors.
+    if (failed_ || p.departed || p.rx_owned.value.load(std::memory_order_acquire) ||
+        !coop_sends_.empty() || !coop_recvs_.empty()) {
+      return false;
+    }
+    for (const ShmPeer& q : peers_) {
+      if (!q.out.empty() || !q.ctrl.empty()) return false;
+    }
+    for (const std::uint32_t i : posted_) {
+      const ReqState& r = *reqs_[i];
+      if ((r.peer == any_source || r.peer == source) &&
+          (r.tag == any_tag || tag == any_tag || r.tag == tag)) {
+        return false;
+      }
+    }
+    for (const UnexpectedMsg& m : unexpected_) {
+      if (m.source == source && same_tag(m.tag)) return false;
+    }
+    // relaxed: published to other threads by the unlock; drain_channel reads it under mu_.
+    p.rx_owned.value.store(true, std::memory_order_relaxed);
+  }
+  // From here on this thread alone reads the channel and moves its rx cursors. The spin touches
+  // only the cell line the sender writes; credits go back in batches (return_credits).
+  const Cell& c = p.rx.cells[(p.rx_next - 1) & (geo_.cells - 1)];
+  const auto want = static_cast<std::uint32_t>(p.rx_next);
+  std::uint32_t spins = 0;
+  // acquire: pairs with the sender's release (seq_cst) store of seq; makes the cell body and
+  // the slot visible. This thread never sleeps, so the eventcount needs no seq_cst here.
+  while (c.seq.load(std::memory_order_acquire) != want) {
+    if (++spins == fast_recv_spins) {
+      release_rx(p);
+      return false;  // the general path takes over: liveness checks, progress, sleep
+    }
+    cpu_relax();
+  }
+  const bool is_short = c.kind == cell_short;
+  if ((!is_short && c.kind != cell_eager) || !same_tag(c.tag) || c.bytes > buffer.size()) {
+    // An RTS, a protocol message, another tag or a truncation: drain_channel handles it.
+    release_rx(p);
+    return false;
+  }
+  info = RecvInfo{p.world_rank, c.tag, c.bytes};
+  if (is_short) {
+    copy_cell_payload(buffer.data(), c.body, info.bytes);
+  } else {
+    std::memcpy(buffer.data(), slot_ptr(p.rx, p.rx_slot_next++), info.bytes);
+  }
+  ++p.rx_next;
+  return_credits(p);
+  release_rx(p);
+  return true;
 }
 
 }  // namespace tp::comm::detail

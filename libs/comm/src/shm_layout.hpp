@@ -100,13 +100,26 @@ struct alignas(cache_line) Cell {
 static_assert(sizeof(Cell) == cache_line);
 inline constexpr std::size_t cell_payload_bytes = sizeof(Cell::body);
 
-/// Rendezvous request: the sender's request id, size and address (for process_vm_readv).
+/// Rendezvous request: the sender's request id, size and address (for process_vm_readv), and,
+/// when the buffer lies in memory from World::allocate, where peers find it mapped.
+///
+/// | offset | field       | meaning                                                      |
+/// |-------:|-------------|--------------------------------------------------------------|
+/// |      0 | send_id     | sender's request id (echoed in CTS/FIN)                      |
+/// |      8 | total_bytes | message bytes                                                |
+/// |     16 | address     | sender's buffer (its address space)                          |
+/// |     24 | record      | RendezvousRecord index in this channel                       |
+/// |     28 | shm_fd      | sender's memfd holding the buffer (World::allocate), or -1   |
+/// |     32 | shm_offset  | the buffer's offset in that memfd                            |
+/// The sender's pid (for process_vm_readv and /proc/<pid>/fd) is the peer's, from its RankBlock.
+/// 40 bytes: an emulated link keeps the last 8 bytes of the cell body for its arrival stamp.
 struct RtsBody {
   std::uint64_t send_id;
   std::uint64_t total_bytes;
   std::uint64_t address;
-  std::int32_t pid;
-  std::uint32_t record;  ///< RendezvousRecord index in this channel
+  std::uint32_t record;
+  std::int32_t shm_fd;
+  std::uint64_t shm_offset;
 };
 /// Clear to send (copy mode): which receive request the fragments are for.
 struct CtsBody {
@@ -123,6 +136,7 @@ struct FragBody {
   std::uint64_t offset;
 };
 static_assert(sizeof(RtsBody) <= cell_payload_bytes && sizeof(CtsBody) <= cell_payload_bytes);
+static_assert(sizeof(RtsBody) == 40);
 
 /// Credits a receiver returns to the sender of a channel; one line written only by the receiver
 /// (release stores, in batches), read by the sender (acquire loads) when it runs out of credits.
@@ -147,39 +161,63 @@ inline constexpr std::uint32_t rendezvous_records = 8;
 /// Record states (RendezvousRecord::state).
 enum RecordState : std::uint32_t { record_idle = 0, record_open = 1 };
 
-/// Shared state of one cooperative cma rendezvous. The sender picks record (n mod 8) for its
-/// n-th RTS on the channel and reuses it only after that send's FIN. The receiver fills the
-/// destination, then opens the record (release); from then on both ranks claim chunks with
-/// next_chunk.fetch_add and copy them with process_vm_readv (receiver) or process_vm_writev
-/// (sender, only while it is inside the library), counting chunks_done (release). The receiver
-/// completes when chunks_done == chunks (acquire), closes the record and sends FIN. A sender
-/// busy elsewhere leaves every chunk to the receiver, so nobody ever waits for the other.
+/// Shared state of one cooperative rendezvous (cma, or mapped World::allocate memory: then
+/// both ranks memcpy through their mappings of the two buffers). The sender picks record (n mod 8)
+/// for its n-th RTS on the channel and reuses it only after that send's FIN. The receiver fills the
+/// destination, then opens the record (release); from then on both ranks claim chunks from the
+/// two ends of `claims` (CAS: the lower world rank of the pair from the front, the higher from
+/// the back, so each core copies the same half of a buffer every time and, in a ping-pong, finds
+/// it in its own cache) and copy them with process_vm_readv / memcpy (receiver) or
+/// process_vm_writev / memcpy (sender, only while it is inside the library), counting
+/// chunks_done (release). The receiver completes when chunks_done == chunks (acquire), closes
+/// the record and sends FIN. A sender busy elsewhere leaves every chunk to the receiver, so
+/// nobody ever waits for the other.
 ///
 /// | offset | field       | meaning                                          | writer        |
 /// |-------:|-------------|--------------------------------------------------|---------------|
 /// |      0 | state       | RecordState                                      | receiver      |
-/// |      4 | next_chunk  | next chunk to claim                              | both (RMW)    |
-/// |      8 | chunks_done | chunks copied (or failed)                        | both (RMW)    |
-/// |     12 | failed      | chunks whose copy failed                         | both (RMW)    |
-/// |     16 | chunks      | number of chunks                                 | receiver      |
-/// |     20 | recv_pid    | receiver's pid (for process_vm_writev)           | receiver      |
-/// |     24 | chunk_bytes | bytes per chunk (the last one may be shorter)    | receiver      |
-/// |     32 | recv_addr   | receiver's buffer                                | receiver      |
-/// |     40 | total_bytes | message bytes                                    | receiver      |
-/// |  48-63 | (pad)       |                                                  |               |
+/// |      4 | failed      | chunks whose copy failed                         | both (RMW)    |
+/// |      8 | claims      | low 32 bits: next front chunk; high: back end    | both (CAS)    |
+/// |     16 | chunks_done | chunks copied (or failed)                        | both (RMW)    |
+/// |     20 | chunks      | number of chunks                                 | receiver      |
+/// |     24 | recv_pid    | receiver's pid (for process_vm_writev)           | receiver      |
+/// |     28 | recv_fd     | receiver's memfd holding recv_addr, or -1 (cma)  | receiver      |
+/// |     32 | chunk_bytes | bytes per chunk (the last one may be shorter)    | receiver      |
+/// |     40 | recv_addr   | receiver's buffer                                | receiver      |
+/// |     48 | total_bytes | message bytes                                    | receiver      |
+/// |     56 | recv_offset | recv_addr's offset in recv_fd                    | receiver      |
 /// --- cache line boundary (64) ---
 struct alignas(cache_line) RendezvousRecord {
   std::atomic<std::uint32_t> state;
-  std::atomic<std::uint32_t> next_chunk;
-  std::atomic<std::uint32_t> chunks_done;
   std::atomic<std::uint32_t> failed;
+  std::atomic<std::uint64_t> claims;
+  std::atomic<std::uint32_t> chunks_done;
   std::uint32_t chunks;
   std::int32_t recv_pid;
+  std::int32_t recv_fd;
   std::uint64_t chunk_bytes;
   std::uint64_t recv_addr;
   std::uint64_t total_bytes;
+  std::uint64_t recv_offset;
 };
 static_assert(sizeof(RendezvousRecord) == cache_line);
+
+/// Claims the next chunk of an open record from the front (ascending) or the back (descending);
+/// false when none is left. acq_rel CAS: each chunk goes to exactly one rank.
+inline bool claim_chunk(RendezvousRecord& rec, bool from_front, std::uint32_t& chunk) noexcept {
+  std::uint64_t cur = rec.claims.load(std::memory_order_relaxed);
+  while (true) {
+    const auto front = static_cast<std::uint32_t>(cur);
+    const auto back = static_cast<std::uint32_t>(cur >> 32);
+    if (front >= back) return false;
+    const std::uint64_t next = from_front ? cur + 1 : cur - (std::uint64_t{1} << 32);
+    if (rec.claims.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed)) {
+      chunk = from_front ? front : back - 1;
+      return true;
+    }
+  }
+}
 
 /// Byte offsets of the parts of a segment for a given geometry.
 struct SegmentGeometry {

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -68,6 +69,12 @@ Expected<Fd> open_peer_file(int pid, int fd) {
   Fd out(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (out.get() < 0) return fail(Errc::system, errno_text("open(\"" + path + "\")", errno));
   return out;
+}
+
+Expected<std::size_t> file_size(const Fd& fd) {
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return fail(Errc::system, errno_text("fstat", errno));
+  return static_cast<std::size_t>(st.st_size);
 }
 
 Expected<Mapping> map_shared(const Fd& fd, std::size_t bytes) {

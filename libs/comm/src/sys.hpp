@@ -51,6 +51,8 @@ Expected<Fd> create_shared_file(std::string_view name, std::size_t bytes);
 Expected<Fd> open_peer_file(int pid, int fd);
 /// Maps `bytes` of `fd` read-write and shared.
 Expected<Mapping> map_shared(const Fd& fd, std::size_t bytes);
+/// Size of the file behind `fd` (fstat).
+Expected<std::size_t> file_size(const Fd& fd);
 /// Rounds up to the page size.
 std::size_t page_round(std::size_t bytes) noexcept;
 

@@ -48,6 +48,9 @@ Status Config::validate() const {
   if (cma_chunk_bytes != 0 && cma_chunk_bytes < 4096) {
     return bad("cma_chunk_bytes " + std::to_string(cma_chunk_bytes), "must be 0 or >= 4096");
   }
+  if (shm_chunk_bytes != 0 && shm_chunk_bytes < 4096) {
+    return bad("shm_chunk_bytes " + std::to_string(shm_chunk_bytes), "must be 0 or >= 4096");
+  }
   if (spin_ns.count() < 0) return bad("spin_ns", "must be >= 0");
   if (link.enabled && (link.latency.count() < 0 || link.bandwidth_bytes_per_s < 0)) {
     return bad("link " + to_string(link), "must have latency >= 0 and bandwidth >= 0");
@@ -199,14 +202,15 @@ Expected<RecvInfo> World::wait(Request& request) {
 }
 
 Status World::send(int dest, int tag, std::span<const std::byte> data) {
-  TP_TRY(check_user_tag(tag, false, "send"));
+  if (tag < 0 || tag > max_tag) return check_user_tag(tag, false, "send");
   return engine_->send(dest, tag, data);
 }
 
 Expected<RecvInfo> World::recv(int source, int tag, std::span<std::byte> buffer) {
-  auto rq = irecv(source, tag, buffer);
-  if (!rq) return Unexpected{rq.error()};
-  return engine_->wait(*rq);
+  if (tag != any_tag && (tag < 0 || tag > max_tag)) {
+    return Unexpected{check_user_tag(tag, true, "receive").error()};
+  }
+  return engine_->recv(source, tag, buffer);
 }
 
 Status World::barrier() {
@@ -231,6 +235,10 @@ std::optional<std::span<std::byte>> World::peer_memory(const Region& region, int
 
 Status World::notify(const Region& region, int target, std::size_t counter) {
   return engine_->notify(region.id_, target, counter);
+}
+
+Expected<std::span<std::byte>> World::allocate(std::size_t bytes) {
+  return engine_->allocate(bytes);
 }
 
 Expected<std::uint64_t> World::notifications(const Region& region, std::size_t counter) {

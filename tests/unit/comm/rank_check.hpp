@@ -75,8 +75,10 @@ inline Config small_config(SyncMode sync, RendezvousMode rendezvous) {
   c.slots_per_channel = 4;
   c.credit_batch = 2;
   c.cells_per_channel = 8;
-  c.cma_chunk_bytes = 4096;  // rendezvous of 8 KiB and more: cooperative cma
-  c.cma_min_bytes = 16384;   // automatic mode: copy below, cma above
+  c.cma_chunk_bytes = 4096;          // rendezvous of 8 KiB and more: cooperative cma
+  c.shm_chunk_bytes = 4096;          // ... and cooperative copies between World memory
+  c.shm_rendezvous_min_bytes = 512;  // World memory: rendezvous from 512 B (eager below)
+  c.cma_min_bytes = 16384;           // automatic mode: copy below, cma above
   c.peer_timeout = std::chrono::seconds(5);
   return c;
 }

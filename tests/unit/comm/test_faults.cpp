@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstring>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -15,6 +16,7 @@
 namespace tp::comm {
 namespace {
 
+using test::check_message;
 using test::make_message;
 using test::run_ranks;
 
@@ -152,6 +154,16 @@ TEST(Faults, no_shared_memory_object_is_left_behind) {
   run_ranks(2, small(), [](World& w) {
     auto region = w.create_region(4096);
     RANK_OK(region);
+    auto mem = w.allocate(1 << 20);  // mapped by the peer on the rendezvous below
+    RANK_OK(mem);
+    const auto big = make_message(0, 0, 0, 1 << 20);
+    std::memcpy(mem->data(), big.data(), big.size());
+    auto out = w.isend(1 - w.rank(), 1, *mem);
+    RANK_OK(out);
+    std::vector<std::byte> in(1 << 20);
+    RANK_OK(w.recv(1 - w.rank(), 1, in));
+    RANK_OK(w.wait(*out));
+    RANK_CHECK(check_message(in, 0, 0, 0));
     const auto msg = make_message(0, 0, 0, 100000);
     auto sent = w.isend(1 - w.rank(), 0, msg);
     RANK_OK(sent);
@@ -175,6 +187,10 @@ TEST(Config, rejects_inconsistent_values_naming_the_field) {
   c = Config{};
   c.cells_per_channel = 48;
   EXPECT_TRUE(contains(c.validate().error().message, "power of two"));
+  c = Config{};
+  c.shm_chunk_bytes = 100;
+  ASSERT_FALSE(c.validate().has_value());
+  EXPECT_TRUE(contains(c.validate().error().message, "shm_chunk_bytes 100"));
   c = Config{};
   c.credit_batch = c.slots_per_channel + 1;
   EXPECT_FALSE(c.validate().has_value());

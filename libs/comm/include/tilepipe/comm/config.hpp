@@ -62,6 +62,15 @@ struct Config {
   /// receiver (process_vm_readv) and, while it is inside the library, the sender
   /// (process_vm_writev). 0: the receiver copies alone (bytes, 0 or >= 4096).
   std::size_t cma_chunk_bytes = 256 * 1024;
+  /// Messages sent from World::allocate memory of at least this size take the rendezvous
+  /// (one copy, split over both ranks) even below eager_max_bytes; rendezvous mode automatic
+  /// only. 0: never. Measured: it beats eager's two copies from 8-16 KiB here (bytes).
+  std::size_t shm_rendezvous_min_bytes = 16 * 1024;
+  /// A rendezvous from World::allocate memory into World::allocate memory is memcpy'd in
+  /// chunks of this size (at most half the message, whole pages) by the receiver and, while it
+  /// is inside the library, the sender. 0: the receiver copies alone (bytes, 0 or >= 4096).
+  /// Measured: 128 KiB splits 256 KiB-4 MiB messages best here (docs/benchmarks.md).
+  std::size_t shm_chunk_bytes = 128 * 1024;
   /// hybrid: how long to spin before sleeping in the kernel (nanoseconds).
   std::chrono::nanoseconds spin_ns = std::chrono::microseconds(50);
   /// Upper bound on how long a waiting call runs after a peer died before it fails.

@@ -154,6 +154,12 @@ class World {
   Expected<std::uint64_t> wait_notifications(const Region& region, std::uint64_t count,
                                              std::size_t counter = 0, int source = any_source);
 
+  /// Memory that this rank's shared-memory peers can address (like MPI_Alloc_mem): a rendezvous
+  /// message sent from it is one user-level memcpy by the receiver, split with the sender when
+  /// the receive buffer is such memory too (docs/protocols.md). `bytes` in 1..2^40; zero-filled,
+  /// page-aligned; freed when the World is destroyed. Thread-safe.
+  Expected<std::span<std::byte>> allocate(std::size_t bytes);
+
   /// Internal: the launcher and from_mpi build Worlds from an engine.
   explicit World(std::unique_ptr<detail::Engine> engine) noexcept;
 
