@@ -2,6 +2,8 @@
 // per sync mode, the thread barrier, then the fit into a tp::model::Machine.
 #include "calibration_runner.hpp"
 
+#include "affinity.hpp"
+
 #include <tilepipe/comm/launch.hpp>
 #include <tilepipe/exec/calibration.hpp>
 #include <tilepipe/kernels/wave.hpp>
@@ -345,6 +347,8 @@ Expected<model::Machine> calibrate_machine(const CalibrateSpec& spec) {
     if (m == 0) popt.sizes = spec.sizes;
     popt.round_trips = spec.round_trips;
     auto comm_run = comm::launch_local(2, cc, [&](comm::World& world) -> int {
+      // Two spinning ranks on one core measure the spin budget, not the notification.
+      pin_to_core(world.rank());
       auto r = exec::probe_comm(world, popt);
       if (!r) {
         fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), r.error().message);

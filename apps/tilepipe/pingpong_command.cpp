@@ -1,4 +1,5 @@
 // `tilepipe pingpong`: one-way latency and bandwidth between ranks 0 and 1 of a comm World.
+#include "affinity.hpp"
 #include "command.hpp"
 #include "link_option.hpp"
 
@@ -7,7 +8,6 @@
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
-#include <sched.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
@@ -73,21 +73,6 @@ Expected<std::vector<std::size_t>> parse_sizes(const std::string& text) {
     out.push_back(static_cast<std::size_t>(v));
   }
   return out;
-}
-
-void pin_to_core(int rank) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
-  }
-  if (cpus.empty()) return;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpus[static_cast<std::size_t>(rank) % cpus.size()], &one);
-  (void)sched_setaffinity(0, sizeof(one), &one);
 }
 
 /// Round trips for one size: `iters` up to 64 KiB, then fewer so each size costs about as much.
