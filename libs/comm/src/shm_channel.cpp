@@ -258,8 +258,10 @@ void Engine::advance_coop_recv(ReqState& r) {
     }
     rec.chunks_done.fetch_add(1, std::memory_order_release);
   }
-  // acquire: the sender's process_vm_writev chunks, counted with release, are in our buffer.
-  if (rec.chunks_done.load(std::memory_order_acquire) != rec.chunks) return;
+  // acquire: the sender's chunks, counted with release, are in our buffer. seq_cst: the sender
+  // that counts the last chunk then reads our `sleepers` (advance_coop_sends): either it sees a
+  // sleeper and rings, or our re-check after announcing the sleep sees its count.
+  if (rec.chunks_done.load(std::memory_order_seq_cst) != rec.chunks) return;
   const bool failed = rec.failed.load(std::memory_order_relaxed) != 0;
   rec.state.store(record_idle, std::memory_order_relaxed);  // ordered before the FIN cell
   coop_recvs_.erase(std::remove(coop_recvs_.begin(), coop_recvs_.end(), r.index),
@@ -301,7 +303,14 @@ void Engine::advance_coop_sends() {
       } else if (write_peer_memory(rec.recv_pid, rec.recv_addr + off, r.sbuf + off, n) != 0) {
         rec.failed.fetch_add(1, std::memory_order_relaxed);
       }
-      rec.chunks_done.fetch_add(1, std::memory_order_release);
+      // seq_cst (release would do for the data): ordered before the load of `sleepers` below.
+      const std::uint32_t done = rec.chunks_done.fetch_add(1, std::memory_order_seq_cst) + 1;
+      // The receiver completes when every chunk is counted; if it sleeps in a wait (hybrid after
+      // its spin, or block) and we counted the last chunk, nothing else would wake it: ring.
+      if (done == rec.chunks && cfg_.sync != SyncMode::poll &&
+          peer.block->sleepers.load(std::memory_order_seq_cst) != 0) {
+        ring(*peer.block);
+      }
     }
   }
 }
