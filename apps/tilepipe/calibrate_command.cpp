@@ -4,12 +4,15 @@
 #include "link_option.hpp"
 #include "plan_options.hpp"
 
+#include <tilepipe/comm/world.hpp>
 #include <tilepipe/model/machine_file.hpp>
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 
 namespace tp::app {
 namespace {
@@ -24,7 +27,8 @@ int run_calibrate(int argc, char** argv) {
   bool quick = false;
   bool quiet = false;
   std::string link;
-  app.add_option("--transport", transport, "the transport to measure (shm)");
+  app.add_option("--transport", transport,
+                 "the transport to measure: shm (local ranks) or mpi (under mpirun)");
   app.add_option("-o,--output", output,
                  "machine file to write (default: $TILEPIPE_MACHINE, else "
                  "~/.config/tilepipe/machine-TRANSPORT.json)");
@@ -45,10 +49,11 @@ int run_calibrate(int argc, char** argv) {
     return report_error(Error(Errc::invalid_argument, "--transport: unknown transport '" +
                                                           transport + "' (choose shm|mpi)"));
   }
-  if (transport == "mpi") {
+  const bool over_mpi = transport == "mpi";
+  if (over_mpi && !comm::World::launched_by_mpi()) {
     return report_error(Error(Errc::invalid_argument,
-                              "--transport mpi: calibration over MPI is not implemented; "
-                              "calibrate shm (`tilepipe calibrate --transport shm`)"));
+                              "--transport mpi: run under mpirun with at least 2 ranks "
+                              "(mpirun -np 2 tilepipe calibrate --transport mpi)"));
   }
   auto parsed_link = parse_link_option(link);
   if (!parsed_link) return report_error(parsed_link.error());
@@ -112,8 +117,18 @@ int run_calibrate(int argc, char** argv) {
                               "-o: cannot write machine file '" + output + "': it is a directory"));
   }
 
-  auto machine = calibrate_machine(spec);
-  if (!machine) return report_error(machine.error());
+  std::optional<model::Machine> machine;
+  if (over_mpi) {
+    spec.progress = spec.progress && ::isatty(2) == 1;  // one bar, not one per rank
+    auto m = calibrate_machine_mpi(spec);
+    if (!m) return report_error(m.error());
+    if (!*m) return exit_ok;  // ranks other than 0 measured; rank 0 writes and reports
+    machine = std::move(*m);
+  } else {
+    auto m = calibrate_machine(spec);
+    if (!m) return report_error(m.error());
+    machine = std::move(*m);
+  }
   if (auto st = model::save_machine(*machine, output); !st) return report_error(st.error());
   // Read it back as every consumer will.
   model::MachineCheck readback{model::this_host(), transport, std::nullopt};
@@ -128,8 +143,8 @@ int run_calibrate(int argc, char** argv) {
       c.samples.empty() ? 0.0 : c.samples.front().t_comp1.count() * 1e9,
       c.samples.empty() ? 0.0 : c.samples.back().t_comp1.count() * 1e9);
   fmt::print("  t_start            {:.3f} us\n", machine->t_start.count() * 1e6);
-  fmt::print("  t_sync             {:.3f} us (notification, hybrid)\n",
-             machine->t_sync.count() * 1e6);
+  fmt::print("  t_sync             {:.3f} us (notification, {})\n", machine->t_sync.count() * 1e6,
+             comm::to_string(spec.sync));
   fmt::print("  link               {:.3f} us + bytes / {:.3f} GB/s\n",
              machine->link.latency.count() * 1e6, machine->link.bandwidth_bytes_per_s / 1e9);
   fmt::print("  t_sync_in          {:.3f} us\n", machine->t_sync_in.count() * 1e6);

@@ -21,6 +21,8 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <thread>
 
 namespace tp::app {
@@ -151,11 +153,41 @@ class ComputeProbes {
   std::vector<std::size_t> shape_group_;
 };
 
-Status check_spec(const CalibrateSpec& spec) {
-  if (spec.transport != "shm") {
+std::int64_t tile_points(const ComputeShape& shape) {
+  std::int64_t g = 1;
+  for (auto w : shape.tile) g *= w;
+  return g;
+}
+
+/// This rank's compute probes (every rank of `world` at once, in step by barriers): per shape the
+/// median over spec.passes passes (interleaved over the shapes) of the seconds per point.
+Expected<std::vector<double>> measure_compute(comm::World& world, const CalibrateSpec& spec,
+                                              const Progress& progress) {
+  const int n_shapes = static_cast<int>(spec.shapes.size());
+  if (world.rank() == 0) progress.show(0, "compute probes: filling the slabs");
+  ComputeProbes probes(spec.shapes, spec.slab_points);
+  std::vector<std::vector<double>> per_point(static_cast<std::size_t>(n_shapes));
+  for (int pass = 0; pass < spec.passes; ++pass) {
+    for (int i = 0; i < n_shapes; ++i) {
+      TP_TRY(world.barrier());
+      const auto& shape = spec.shapes[static_cast<std::size_t>(i)];
+      if (world.rank() == 0) {
+        progress.show((pass * n_shapes + i) / spec.passes,
+                      fmt::format("compute {} (pass {})", shape_text(shape), pass + 1));
+      }
+      per_point[static_cast<std::size_t>(i)].push_back(
+          probes.pass(static_cast<std::size_t>(i), shape));
+    }
+  }
+  std::vector<double> out;
+  for (auto& v : per_point) out.push_back(model::median(v));
+  return out;
+}
+
+Status check_spec(const CalibrateSpec& spec, const char* transport) {
+  if (spec.transport != transport) {
     return fail(Errc::invalid_argument,
-                "--transport " + spec.transport +
-                    ": calibration measures the shm transport of local ranks only (choose shm)");
+                "--transport " + spec.transport + ": this calibration measures " + transport);
   }
   if (spec.shapes.empty() || spec.shapes.size() > static_cast<std::size_t>(max_shapes)) {
     return fail(Errc::invalid_argument, "calibration needs 1 to " + std::to_string(max_shapes) +
@@ -178,6 +210,83 @@ Status check_spec(const CalibrateSpec& spec) {
     return fail(Errc::invalid_argument, "calibration runs 1 to 16 compute ranks");
   }
   return {};
+}
+
+/// What the probes measured, on the rank that fits (rank 0).
+struct RawCalibration {
+  std::vector<double> t_comp1_s;          ///< per shape: seconds per point, mean over ranks
+  std::vector<std::int64_t> tile_points;  ///< per shape
+  std::vector<double> one_way_s;          ///< per spec.sizes entry
+  std::vector<double> isend_s;            ///< per spec.sizes entry
+  std::array<double, 3> notify_s{-1, -1,
+                                 -1};  ///< by SyncMode (poll, block, hybrid); < 0: not measured
+  double t_sync_in_s = 0;
+  int compute_ranks = 1;
+};
+
+/// The machine file fitted to `raw`.
+Expected<model::Machine> fit_machine(const CalibrateSpec& spec, const RawCalibration& raw) {
+  model::Machine m;
+  const auto host = model::this_host();
+  m.name = host.hostname + "-" + spec.transport;
+  m.host_bound = true;
+  m.hostname = host.hostname;
+  m.cpu_model = host.cpu_model;
+  m.transport = spec.transport;
+  m.emulated_link = comm::to_string(spec.link);
+  if (spec.link.enabled) m.name += "-link";
+  m.source = fmt::format(
+      "tilepipe calibrate: {} tile shapes on {} concurrent ranks ({} points streamed, median of "
+      "{} passes); ping-pong of {} sizes between 2 ranks (median of up to {} round trips)",
+      spec.shapes.size(), raw.compute_ranks, spec.slab_points, spec.passes, spec.sizes.size(),
+      spec.round_trips);
+  std::map<std::string, std::vector<model::ComputeSample>> by_kernel;
+  for (std::size_t i = 0; i < spec.shapes.size(); ++i) {
+    by_kernel[spec.shapes[i].kernel].push_back(
+        {raw.tile_points[i], model::Seconds{raw.t_comp1_s[i]}});
+  }
+  for (auto& [name, samples] : by_kernel) {
+    auto cost = model::compute_cost_from(samples, sizeof(float));
+    if (!cost) return Unexpected{cost.error()};
+    m.kernels.emplace(name, *cost);
+  }
+  m.compute = m.kernels.count("wave3d") ? m.kernels.at("wave3d") : m.kernels.begin()->second;
+  std::vector<model::TransferSample> transfers;
+  std::vector<double> starts;
+  nlohmann::json one_way = nlohmann::json::array();
+  for (std::size_t i = 0; i < spec.sizes.size(); ++i) {
+    transfers.push_back({spec.sizes[i], model::Seconds{raw.one_way_s[i]}});
+    starts.push_back(raw.isend_s[i]);
+    one_way.push_back({{"bytes", spec.sizes[i]},
+                       {"one_way_us", raw.one_way_s[i] * 1e6},
+                       {"isend_us", raw.isend_s[i] * 1e6}});
+  }
+  auto link = model::fit_link_cost(transfers);
+  if (!link) return Unexpected{link.error()};
+  m.link = *link;
+  m.t_start = model::Seconds{model::median(starts)};
+  m.t_sync = model::Seconds{raw.notify_s[static_cast<std::size_t>(spec.sync)]};
+  if (spec.link.enabled) {
+    // The 8-byte notification flew through the emulated link: its flight (latency + 8 B /
+    // bandwidth) is the face's flight, which t_comm already counts once (docs/model.md,
+    // "Emulated link"); t_sync keeps what the transport adds on top of it.
+    const double flight =
+        std::chrono::duration<double>(spec.link.latency + spec.link.transfer_time(8)).count();
+    m.t_sync = model::Seconds{std::max(0.0, m.t_sync.count() - flight)};
+  }
+  m.t_sync_in = model::Seconds{raw.t_sync_in_s};
+  m.send_mode = model::SendMode::serial;
+  nlohmann::json notes;
+  // Modes not measured (over MPI only the runs' mode is: the mode is a World setting) are null.
+  const auto us = [](double s) { return s >= 0 ? nlohmann::json(s * 1e6) : nlohmann::json(); };
+  notes["notify_us"] = {{"poll", us(raw.notify_s[0])},
+                        {"block", us(raw.notify_s[1])},
+                        {"hybrid", us(raw.notify_s[2])}};
+  notes["t_sync_mode"] = std::string(comm::to_string(spec.sync));
+  notes["messages"] = one_way;
+  notes["compute_ranks"] = raw.compute_ranks;
+  m.notes = notes.dump();
+  return m;
 }
 
 }  // namespace
@@ -287,7 +396,7 @@ std::string default_machine_path(const std::string& transport, const comm::Link&
 }
 
 Expected<model::Machine> calibrate_machine(const CalibrateSpec& spec) {
-  TP_TRY(check_spec(spec));
+  TP_TRY(check_spec(spec, "shm"));
   SharedPage page;
   SharedResults* res = page.get();
   if (res == nullptr) return fail(Errc::system, "cannot map memory for the calibration results");
@@ -301,27 +410,11 @@ Expected<model::Machine> calibrate_machine(const CalibrateSpec& spec) {
   comm::Config config;
   config.sync = comm::SyncMode::block;  // waiting ranks must not steal the measuring ones' cores
   auto launched = comm::launch_local(spec.compute_ranks, config, [&](comm::World& world) -> int {
-    if (world.rank() == 0) progress.show(0, "compute probes: filling the slabs");
-    ComputeProbes probes(spec.shapes, spec.slab_points);
-    // Passes interleaved over the shapes; the median pass of each shape counts.
-    std::vector<std::vector<double>> per_point(static_cast<std::size_t>(n_shapes));
-    for (int pass = 0; pass < spec.passes; ++pass) {
-      for (int i = 0; i < n_shapes; ++i) {
-        if (!world.barrier()) return 1;
-        const auto& shape = spec.shapes[static_cast<std::size_t>(i)];
-        if (world.rank() == 0) {
-          progress.show((pass * n_shapes + i) / spec.passes,
-                        fmt::format("compute {} (pass {})", shape_text(shape), pass + 1));
-        }
-        per_point[static_cast<std::size_t>(i)].push_back(
-            probes.pass(static_cast<std::size_t>(i), shape));
-      }
-    }
+    auto medians = measure_compute(world, spec, progress);
+    if (!medians) return 1;
     for (int i = 0; i < n_shapes; ++i) {
-      res->t_comp1_s[world.rank()][i] = model::median(per_point[static_cast<std::size_t>(i)]);
-      std::int64_t g = 1;
-      for (auto w : spec.shapes[static_cast<std::size_t>(i)].tile) g *= w;
-      res->tile_points[i] = g;
+      res->t_comp1_s[world.rank()][i] = (*medians)[static_cast<std::size_t>(i)];
+      res->tile_points[i] = tile_points(spec.shapes[static_cast<std::size_t>(i)]);
     }
     return world.barrier() ? 0 : 1;
   });
@@ -377,67 +470,93 @@ Expected<model::Machine> calibrate_machine(const CalibrateSpec& spec) {
   progress.show(total, "done");
   progress.finish();
 
-  // The fit.
-  model::Machine m;
-  const auto host = model::this_host();
-  m.name = host.hostname + "-" + spec.transport;
-  m.host_bound = true;
-  m.hostname = host.hostname;
-  m.cpu_model = host.cpu_model;
-  m.transport = spec.transport;
-  m.emulated_link = comm::to_string(spec.link);
-  if (spec.link.enabled) m.name += "-link";
-  m.source = fmt::format(
-      "tilepipe calibrate: {} tile shapes on {} concurrent ranks ({} points streamed, median of "
-      "{} passes); ping-pong of {} sizes between 2 ranks (median of up to {} round trips)",
-      n_shapes, spec.compute_ranks, spec.slab_points, spec.passes, spec.sizes.size(),
-      spec.round_trips);
-  std::map<std::string, std::vector<model::ComputeSample>> raw;
+  RawCalibration raw;
+  raw.compute_ranks = spec.compute_ranks;
   for (int i = 0; i < n_shapes; ++i) {
     double sum = 0;
     for (int r = 0; r < spec.compute_ranks; ++r) sum += res->t_comp1_s[r][i];
-    raw[spec.shapes[static_cast<std::size_t>(i)].kernel].push_back(
-        {res->tile_points[i], model::Seconds{sum / spec.compute_ranks}});
+    raw.t_comp1_s.push_back(sum / spec.compute_ranks);
+    raw.tile_points.push_back(res->tile_points[i]);
   }
-  for (auto& [name, samples] : raw) {
-    auto cost = model::compute_cost_from(samples, sizeof(float));
-    if (!cost) return Unexpected{cost.error()};
-    m.kernels.emplace(name, *cost);
-  }
-  m.compute = m.kernels.count("wave3d") ? m.kernels.at("wave3d") : m.kernels.begin()->second;
-  std::vector<model::TransferSample> transfers;
-  std::vector<double> starts;
-  nlohmann::json one_way = nlohmann::json::array();
   for (std::size_t i = 0; i < spec.sizes.size(); ++i) {
-    transfers.push_back({spec.sizes[i], model::Seconds{res->one_way_s[i]}});
-    starts.push_back(res->isend_s[i]);
-    one_way.push_back({{"bytes", spec.sizes[i]},
-                       {"one_way_us", res->one_way_s[i] * 1e6},
-                       {"isend_us", res->isend_s[i] * 1e6}});
+    raw.one_way_s.push_back(res->one_way_s[i]);
+    raw.isend_s.push_back(res->isend_s[i]);
   }
-  auto link = model::fit_link_cost(transfers);
-  if (!link) return Unexpected{link.error()};
-  m.link = *link;
-  m.t_start = model::Seconds{model::median(starts)};
-  m.t_sync = model::Seconds{by_mode[static_cast<std::size_t>(spec.sync)]};
+  for (std::size_t m = 0; m < 3; ++m) raw.notify_s[m] = by_mode[m];
+  raw.t_sync_in_s = t_sync_in;
+  return fit_machine(spec, raw);
+}
+
+Expected<std::optional<model::Machine>> calibrate_machine_mpi(const CalibrateSpec& spec) {
+  TP_TRY(check_spec(spec, "mpi"));
   if (spec.link.enabled) {
-    // The 8-byte notification flew through the emulated link: its flight (latency + 8 B /
-    // bandwidth) is the face's flight, which t_comm already counts once (docs/model.md,
-    // "Emulated link"); t_sync keeps what the transport adds on top of it.
-    const double flight =
-        std::chrono::duration<double>(spec.link.latency + spec.link.transfer_time(8)).count();
-    m.t_sync = model::Seconds{std::max(0.0, m.t_sync.count() - flight)};
+    return fail(Errc::invalid_argument,
+                "--link: the link is emulated between ranks of one host; calibrate it with "
+                "--transport shm");
   }
-  m.t_sync_in = model::Seconds{t_sync_in};
-  m.send_mode = model::SendMode::serial;
-  nlohmann::json notes;
-  notes["notify_us"] = {
-      {"poll", by_mode[0] * 1e6}, {"block", by_mode[1] * 1e6}, {"hybrid", by_mode[2] * 1e6}};
-  notes["t_sync_mode"] = std::string(comm::to_string(spec.sync));
-  notes["messages"] = one_way;
-  notes["compute_ranks"] = spec.compute_ranks;
-  m.notes = notes.dump();
-  return m;
+  comm::Config config;
+  config.transport = comm::TransportKind::mpi;
+  config.sync = spec.sync;
+  auto world = comm::World::from_mpi(config);
+  if (!world) return Unexpected{world.error()};
+  if (world->size() < 2) {
+    return fail(Errc::invalid_argument,
+                "--transport mpi: calibration needs at least 2 ranks (mpirun -np 2 tilepipe "
+                "calibrate --transport mpi)");
+  }
+  const int n_shapes = static_cast<int>(spec.shapes.size());
+  const Progress progress(spec.progress && world->rank() == 0, n_shapes + 2);
+
+  // 1. Compute: every rank of the job measures every shape at the same time.
+  auto medians = measure_compute(*world, spec, progress);
+  if (!medians) return Unexpected{medians.error()};
+  RawCalibration raw;
+  raw.compute_ranks = world->size();
+  raw.t_comp1_s.assign(static_cast<std::size_t>(n_shapes), 0.0);
+  constexpr int tag_compute = 1;
+  if (world->rank() == 0) {
+    std::vector<double> theirs(static_cast<std::size_t>(n_shapes));
+    for (int r = 0; r < world->size(); ++r) {
+      if (r > 0) {
+        auto got = world->recv(r, tag_compute, std::as_writable_bytes(std::span(theirs)));
+        if (!got) return Unexpected{got.error()};
+      }
+      const auto& v = r == 0 ? *medians : theirs;
+      for (int i = 0; i < n_shapes; ++i) {
+        raw.t_comp1_s[static_cast<std::size_t>(i)] +=
+            v[static_cast<std::size_t>(i)] / world->size();
+      }
+    }
+  } else {
+    TP_TRY(world->send(0, tag_compute, std::as_bytes(std::span(*medians))));
+  }
+  for (const auto& shape : spec.shapes) raw.tile_points.push_back(tile_points(shape));
+
+  // 2. Communication between ranks 0 and 1 over MPI, in the runs' sync mode only (the mode is a
+  //    World setting, and MPI is initialised once per process).
+  progress.show(n_shapes,
+                fmt::format("communication over MPI, sync {}", comm::to_string(spec.sync)));
+  exec::CommProbeOptions popt;
+  popt.sizes = spec.sizes;
+  popt.round_trips = spec.round_trips;
+  auto comm_probe = exec::probe_comm(*world, popt);
+  if (!comm_probe) return Unexpected{comm_probe.error()};
+  TP_TRY(world->barrier());
+  if (world->rank() != 0) return std::optional<model::Machine>{};
+
+  // 3. The threads of one node.
+  progress.show(n_shapes + 1, "node synchronization (t_sync_in)");
+  raw.t_sync_in_s = exec::measure_thread_sync_s(2);
+  progress.show(n_shapes + 2, "done");
+  progress.finish();
+  for (std::size_t i = 0; i < comm_probe->one_way_s.size(); ++i) {
+    raw.one_way_s.push_back(comm_probe->one_way_s[i].second);
+    raw.isend_s.push_back(comm_probe->isend_s[i].second);
+  }
+  raw.notify_s[static_cast<std::size_t>(spec.sync)] = comm_probe->notify_s;
+  auto m = fit_machine(spec, raw);
+  if (!m) return Unexpected{m.error()};
+  return std::optional<model::Machine>{std::move(*m)};
 }
 
 }  // namespace tp::app

@@ -7,6 +7,7 @@
 #include <tilepipe/support/expected.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,12 @@ Expected<std::vector<ComputeShape>> plan_shapes(const std::string& kernel,
 /// mode and the raw probe data go to the machine's notes. Call from a single-threaded process
 /// (it forks the local ranks). Errors: bad spec, launch or transport failures, unfittable data.
 Expected<model::Machine> calibrate_machine(const CalibrateSpec& spec);
+
+/// The same probes in the MPI job this process runs in (spec.transport "mpi", under mpirun with
+/// at least 2 ranks): every rank measures the compute probes at once, ranks 0 and 1 ping-pong
+/// over MPI in spec.sync (the only mode measured: the others stay null in the notes), rank 0
+/// measures t_sync_in and fits. Collective; returns the machine on rank 0, nullopt elsewhere.
+Expected<std::optional<model::Machine>> calibrate_machine_mpi(const CalibrateSpec& spec);
 
 /// Parses tile heights: "A:B" (A, 2A, 4A, ... up to B, and B itself), or a comma list "256,1024".
 /// Errors (naming `flag`): not a number, a height < 1, an empty range (A > B), a height above

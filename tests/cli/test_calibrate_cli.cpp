@@ -125,8 +125,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCalibrate{{"--transport", "sci", "-o", "/tmp/x.json"},
                      "--transport: unknown transport 'sci' (choose shm|mpi)"},
         BadCalibrate{{"--transport", "mpi", "-o", "/tmp/x.json"},
-                     "--transport mpi: calibration over MPI is not implemented; calibrate shm "
-                     "(`tilepipe calibrate --transport shm`)"},
+                     "--transport mpi: run under mpirun with at least 2 ranks (mpirun -np 2 "
+                     "tilepipe calibrate --transport mpi)"},
         BadCalibrate{{"--tile-heights", "16:64", "-o", "/tmp/x.json"},
                      "--tile-heights needs --kernel and --size"},
         BadCalibrate{{"--kernel", "wave3d", "-o", "/tmp/x.json"},
