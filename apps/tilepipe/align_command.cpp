@@ -30,6 +30,8 @@ struct AlignOptions {
   std::string tile;
   int nodes = 1;
   std::string schedule = "overlap";
+  std::string grouping = "hyperplane";
+  std::string subtiles = "auto";
   std::string sync = "hybrid";
   std::string transport = "auto";
   double peer_timeout_s = 10;
@@ -41,6 +43,8 @@ struct AlignOutput {
   std::int64_t query_length = 0;
   std::int64_t target_length = 0;
   double seconds = 0;
+  std::string grouping;  ///< set by the pipelined executor (with `subtiles`)
+  int subtiles = 0;
 };
 
 Expected<std::vector<std::uint8_t>> read_one(const std::string& path,
@@ -91,8 +95,12 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
   auto best = exec::run_local(*kernel, *tiling, o.cpus);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   if (!best) return Unexpected{best.error()};
-  return AlignOutput{*best, static_cast<std::int64_t>(query->size()),
-                     static_cast<std::int64_t>(target->size()), elapsed.count()};
+  return AlignOutput{*best,
+                     static_cast<std::int64_t>(query->size()),
+                     static_cast<std::int64_t>(target->size()),
+                     elapsed.count(),
+                     "",
+                     0};
 }
 
 void print_result(const AlignOptions& o, const AlignOutput& out) {
@@ -100,21 +108,29 @@ void print_result(const AlignOptions& o, const AlignOutput& out) {
       static_cast<double>(out.query_length) * static_cast<double>(out.target_length);
   const double gcups = out.seconds > 0 ? cells / out.seconds / 1e9 : 0.0;
   if (o.json) {
-    const nlohmann::ordered_json j = {{"score", out.best.score},
-                                      {"end_query", out.best.end_query},
-                                      {"end_target", out.best.end_target},
-                                      {"query_length", out.query_length},
-                                      {"target_length", out.target_length},
-                                      {"nodes", o.nodes},
-                                      {"cpus", o.cpus},
-                                      {"seconds", out.seconds},
-                                      {"gcups", gcups}};
+    nlohmann::ordered_json j = {{"score", out.best.score},
+                                {"end_query", out.best.end_query},
+                                {"end_target", out.best.end_target},
+                                {"query_length", out.query_length},
+                                {"target_length", out.target_length},
+                                {"nodes", o.nodes},
+                                {"cpus", o.cpus},
+                                {"seconds", out.seconds},
+                                {"gcups", gcups}};
+    if (!out.grouping.empty()) {
+      j["grouping"] = out.grouping;
+      j["subtiles"] = out.subtiles;
+    }
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print("score: {}\nend_query: {}\nend_target: {}\n", out.best.score, out.best.end_query,
                out.best.end_target);
     fmt::print("cells: {} x {}\nseconds: {:.6f}\ngcups: {:.3f}\n", out.query_length,
                out.target_length, out.seconds, gcups);
+    if (!out.grouping.empty()) {
+      fmt::print("grouping: {}{}\n", out.grouping,
+                 out.grouping == "vertical" ? fmt::format(" ({} subtiles)", out.subtiles) : "");
+    }
   }
 }
 
@@ -148,6 +164,9 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
         Error(Errc::invalid_argument,
               "--schedule: unknown schedule '" + o.schedule + "' (choose blocking|overlap)"));
   }
+  if (o.grouping == "vertical") req.grouping = plan::GroupingKind::vertical;
+  exec::PipelineOptions options;
+  if (o.subtiles != "auto") options.subtiles = static_cast<int>(*parse_int(o.subtiles, "", 1));
   auto plan = plan::Plan::make(req);
   if (!plan) return report_error(plan.error());
   comm::Config config;
@@ -160,7 +179,7 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
   config.peer_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(o.peer_timeout_s * 1000));
   const auto body = [&](comm::World& world) -> int {
-    auto outcome = exec::run_rank(*kernel, *plan, world, exec::PipelineOptions{});
+    auto outcome = exec::run_rank(*kernel, *plan, world, options);
     if (!outcome) {
       fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), outcome.error().message);
       return exit_failure;
@@ -173,7 +192,9 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
     if (world.rank() != 0) return exit_ok;
     print_result(
         o, AlignOutput{(*total)->result, static_cast<std::int64_t>(in.query.size()),
-                       static_cast<std::int64_t>(in.target.size()), (*total)->summary.wall_s()});
+                       static_cast<std::int64_t>(in.target.size()), (*total)->summary.wall_s(),
+                       std::string(plan::to_string(plan->schedule().grouping().kind())),
+                       (*total)->summary.ranks.front().subtiles});
     return exit_ok;
   };
   if (comm::World::launched_by_mpi()) {
@@ -212,6 +233,11 @@ int run_align(int argc, char** argv) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--schedule", o.schedule, "with --nodes: blocking|overlap")->capture_default_str();
+  app.add_option("--grouping", o.grouping, "with --nodes: hyperplane|vertical")
+      ->capture_default_str();
+  app.add_option("--subtiles", o.subtiles,
+                 "with --nodes and vertical grouping: subtiles per tile N, or auto")
+      ->capture_default_str();
   app.add_option("--sync", o.sync, "with --nodes: poll|block|hybrid")->capture_default_str();
   app.add_option("--transport", o.transport, "with --nodes: auto|shm|mpi")->capture_default_str();
   app.add_option("--peer-timeout", o.peer_timeout_s,
@@ -220,9 +246,21 @@ int run_align(int argc, char** argv) {
   app.add_flag("--json", o.json, "print one JSON object");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 
+  if (o.grouping != "hyperplane" && o.grouping != "vertical") {
+    return report_error(
+        Error(Errc::invalid_argument,
+              "--grouping: unknown grouping '" + o.grouping + "' (choose hyperplane|vertical)"));
+  }
+  if (o.subtiles != "auto") {
+    if (auto s = parse_int(o.subtiles, "--subtiles", 1, 1 << 20); !s)
+      return report_error(s.error());
+  }
   auto in = load_inputs(o);
   if (!in) return report_error(in.error());
-  if (o.nodes > 1 || comm::World::launched_by_mpi()) return align_on_ranks(o, *in);
+  // Vertical grouping is the pipelined executor's, on one rank too.
+  if (o.nodes > 1 || o.grouping == "vertical" || comm::World::launched_by_mpi()) {
+    return align_on_ranks(o, *in);
+  }
   auto out = align(o, *in);
   if (!out) return report_error(out.error());
   print_result(o, *out);

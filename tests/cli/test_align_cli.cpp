@@ -84,6 +84,36 @@ TEST(AlignCli, ranks_and_schedules_agree_with_one_process) {
   }
 }
 
+TEST(AlignCli, vertical_grouping_agrees_with_hyperplane) {
+  const std::vector<std::string> files = {data + "/fasta/protein_query.fa",
+                                          data + "/fasta/protein_target.fa"};
+  auto flat = align({files[0], files[1], "--json", "--nodes", "2", "--cpus", "2", "--tile", "9",
+                     "--sync", "block", "--grouping", "hyperplane"});
+  ASSERT_EQ(flat.exit_code, 0) << flat.err;
+  const auto expected = nlohmann::json::parse(flat.out);
+  EXPECT_EQ(expected["grouping"], "hyperplane");
+  EXPECT_EQ(expected["subtiles"], 1);
+  for (const char* schedule : {"blocking", "overlap"}) {
+    auto r =
+        align({files[0], files[1], "--json", "--nodes", "2", "--cpus", "2", "--tile", "9", "--sync",
+               "block", "--schedule", schedule, "--grouping", "vertical", "--subtiles", "3"});
+    ASSERT_EQ(r.exit_code, 0) << schedule << ": " << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["score"], expected["score"]);
+    EXPECT_EQ(j["end_query"], expected["end_query"]);
+    EXPECT_EQ(j["end_target"], expected["end_target"]);
+    EXPECT_EQ(j["grouping"], "vertical");
+    EXPECT_EQ(j["subtiles"], 3);
+  }
+  // One process: vertical grouping runs the pipelined executor too; text output names it.
+  auto one = align({files[0], files[1], "--cpus", "3", "--tile", "9", "--sync", "block",
+                    "--grouping", "vertical", "--subtiles", "2"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.rfind("score: " + std::to_string(expected["score"].get<int>()) + "\n", 0), 0u)
+      << one.out;
+  EXPECT_NE(one.out.find("\ngrouping: vertical (2 subtiles)\n"), std::string::npos) << one.out;
+}
+
 TEST(AlignCli, bad_input_exits_2_with_one_line) {
   const std::vector<BadCase> cases = {
       {{"/nonexistent.fa", fa + "/dna_query.fa"},
@@ -112,6 +142,10 @@ TEST(AlignCli, bad_input_exits_2_with_one_line) {
        "--tile dimension 1: 0 must be >= 1"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--cpus", "0"},
        "--cpus: Value 0 not in range 1 to 1024"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--subtiles", "0"},
+       "--subtiles: 0 must be >= 1"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--grouping", "diagonal"},
+       "--grouping: unknown grouping 'diagonal' (choose hyperplane|vertical)"},
       {{fa + "/dna_query.fa"}, "TARGET is required"},
   };
   for (const auto& c : cases) {
