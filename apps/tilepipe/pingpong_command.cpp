@@ -13,8 +13,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -29,6 +31,7 @@ struct PingpongOptions {
   bool json = false;
   bool pin = true;
   bool world_buffers = true;  ///< --buffers world: the message buffer comes from World::allocate
+  bool cacheline = false;     ///< --cacheline: interleave raw cache-line round trips (shm only)
 };
 
 struct SizeResult {
@@ -37,7 +40,79 @@ struct SizeResult {
   double median_us = 0;
   double min_us = 0;
   double max_us = 0;
+  // --cacheline: the raw cache-line reference, batch for batch with the messages.
+  double line_median_us = 0;
+  double line_min_us = 0;
+  double ratio_median = 0;  ///< median over batches of (message batch / cache-line batch)
 };
+
+/// The raw cache-line ping-pong between ranks 0 and 1 (comm_limits' cacheline, but between the
+/// benchmark's own two processes): a flag store answered by a flag store, nothing else. Like a
+/// channel's cells, round trip i uses line i mod 64 of a 4 KiB ring in each direction: on this
+/// VM the latency of a line depends on its page (the placement of its physical memory; 250 or
+/// 760 ns for two pages at the same moment, docs/benchmarks.md), so the reference spans as many
+/// pages as the cells do, and repeated runs average placements out.
+class CachelineProbe {
+ public:
+  static constexpr std::size_t lines = 64;
+  static constexpr std::size_t ring_bytes = lines * 64;
+
+  static Expected<CachelineProbe> create(comm::World& world) {
+    auto region = world.create_region(2 * ring_bytes);
+    if (!region) return Unexpected{region.error()};
+    std::span<std::byte> mem = region->local();
+    if (world.rank() <= 1) {
+      // Both ranks check (and both fail alike): the rings live in rank 0's part of the region.
+      auto peer = world.peer_memory(*region, 1 - world.rank());
+      if (!peer) {
+        return fail(Errc::invalid_argument,
+                    "--cacheline: ranks 0 and 1 must share memory (transport shm)");
+      }
+      if (world.rank() == 1) mem = *peer;
+    }
+    CachelineProbe probe;
+    probe.ping_ = mem.data();
+    probe.pong_ = mem.data() + ring_bytes;
+    return probe;
+  }
+  /// `trips` round trips; both ranks call it with the same count.
+  void run(int rank, std::int64_t trips) noexcept {
+    for (std::int64_t i = 0; i < trips; ++i) {
+      ++n_;
+      auto& ping = flag(ping_, n_);
+      auto& pong = flag(pong_, n_);
+      // release/acquire: the flags carry no data; the orders only keep the loop honest.
+      if (rank == 0) {
+        ping.store(n_, std::memory_order_release);
+        while (pong.load(std::memory_order_acquire) != n_) {
+        }
+      } else if (rank == 1) {
+        while (ping.load(std::memory_order_acquire) != n_) {
+        }
+        pong.store(n_, std::memory_order_release);
+      }
+    }
+  }
+
+ private:
+  static std::atomic<std::uint64_t>& flag(std::byte* ring, std::uint64_t n) noexcept {
+    return *reinterpret_cast<std::atomic<std::uint64_t>*>(ring + (n % lines) * 64);
+  }
+  std::byte* ping_ = nullptr;
+  std::byte* pong_ = nullptr;
+  std::uint64_t n_ = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+double min_of(const std::vector<double>& v) {
+  return *std::min_element(v.begin(), v.end());
+}
+double max_of(const std::vector<double>& v) {
+  return *std::max_element(v.begin(), v.end());
+}
 
 bool is_pow2(std::int64_t v) {
   return v > 0 && (v & (v - 1)) == 0;
@@ -96,6 +171,12 @@ Status ping_pong(comm::World& world, const PingpongOptions& opt, std::vector<Siz
   std::fill(buf.begin(), buf.end(), std::byte{0x5a});
   const int me = world.rank();
   constexpr int tag = 7;
+  std::optional<CachelineProbe> probe;
+  if (opt.cacheline) {
+    auto made = CachelineProbe::create(world);
+    if (!made) return Unexpected{made.error()};
+    probe = *made;
+  }
   using clock = std::chrono::steady_clock;
   for (std::size_t bytes : opt.sizes) {
     std::span<std::byte> msg(buf.data(), bytes);
@@ -116,16 +197,35 @@ Status ping_pong(comm::World& world, const PingpongOptions& opt, std::vector<Siz
     for (std::int64_t i = 0; i < std::max<std::int64_t>(2, per_batch / 4); ++i) {
       TP_TRY(round_trip());
     }
-    std::vector<double> one_way_us;
-    for (std::int64_t b = 0; b < batches; ++b) {
-      const auto t0 = clock::now();
-      for (std::int64_t i = 0; i < per_batch; ++i) TP_TRY(round_trip());
+    if (probe) probe->run(me, std::max<std::int64_t>(2, per_batch / 4));
+    auto one_way = [per_batch](clock::time_point t0) {
       const std::chrono::duration<double, std::micro> dt = clock::now() - t0;
-      one_way_us.push_back(dt.count() / (2.0 * static_cast<double>(per_batch)));
+      return dt.count() / (2.0 * static_cast<double>(per_batch));
+    };
+    std::vector<double> one_way_us;
+    std::vector<double> line_us;
+    std::vector<double> ratios;
+    for (std::int64_t b = 0; b < batches; ++b) {
+      auto t0 = clock::now();
+      for (std::int64_t i = 0; i < per_batch; ++i) TP_TRY(round_trip());
+      one_way_us.push_back(one_way(t0));
+      if (probe) {
+        // Right after the messages, on the same cores: both batches see the same placement of
+        // the two vCPUs, which on a VM can change from one second to the next.
+        t0 = clock::now();
+        probe->run(me, per_batch);
+        line_us.push_back(one_way(t0));
+        ratios.push_back(one_way_us.back() / line_us.back());
+      }
     }
-    std::sort(one_way_us.begin(), one_way_us.end());
-    out.push_back(SizeResult{bytes, per_batch * batches, one_way_us[one_way_us.size() / 2],
-                             one_way_us.front(), one_way_us.back()});
+    SizeResult r{bytes, per_batch * batches, median(one_way_us), min_of(one_way_us),
+                 max_of(one_way_us)};
+    if (probe) {
+      r.line_median_us = median(line_us);
+      r.line_min_us = min_of(line_us);
+      r.ratio_median = median(ratios);
+    }
+    out.push_back(r);
   }
   return world.barrier();
 }
@@ -153,6 +253,11 @@ void print_results(const comm::World& world, const PingpongOptions& opt,
                      {"link", comm::to_string(cfg.link)},
                      {"buffers", opt.world_buffers ? "world" : "user"},
                      {"ranks", world.size()}});
+      if (opt.cacheline) {
+        arr.back()["cacheline_us"] = r.line_median_us;
+        arr.back()["cacheline_us_min"] = r.line_min_us;
+        arr.back()["ratio_to_cacheline"] = r.ratio_median;
+      }
     }
     fmt::print("{}\n", arr.dump(2));
     return;
@@ -164,11 +269,20 @@ void print_results(const comm::World& world, const PingpongOptions& opt,
       opt.world_buffers ? "world" : "user", opt.pin ? "yes" : "no",
       cfg.link.enabled ? ", emulated link " + comm::to_string(cfg.link) : "");
   fmt::print("# one-way latency = round trip / 2; median, min and max over up to 15 batches\n");
-  fmt::print("{:>10} {:>12} {:>10} {:>10} {:>12} {:>8}\n", "bytes", "latency_us", "min_us",
-             "max_us", "MB/s", "trips");
+  if (opt.cacheline) {
+    fmt::print(
+        "# line_us: raw cache-line one-way latency, timed after each batch on the same "
+        "ranks; ratio: median of the batches' latency / line\n");
+  }
+  fmt::print("{:>10} {:>12} {:>10} {:>10} {:>12} {:>8}", "bytes", "latency_us", "min_us", "max_us",
+             "MB/s", "trips");
+  fmt::print("{}\n", opt.cacheline ? fmt::format(" {:>10} {:>8}", "line_us", "ratio") : "");
   for (const auto& r : results) {
-    fmt::print("{:>10} {:>12.3f} {:>10.3f} {:>10.3f} {:>12.1f} {:>8}\n", r.bytes, r.median_us,
+    fmt::print("{:>10} {:>12.3f} {:>10.3f} {:>10.3f} {:>12.1f} {:>8}", r.bytes, r.median_us,
                r.min_us, r.max_us, bandwidth_mbps(r), r.round_trips);
+    fmt::print("{}\n", opt.cacheline
+                           ? fmt::format(" {:>10.3f} {:>8.2f}", r.line_median_us, r.ratio_median)
+                           : "");
   }
 }
 
@@ -215,6 +329,9 @@ int run_pingpong(int argc, char** argv) {
   app.add_option("--slots", slots, "eager slots per pair of ranks");
   app.add_flag("--json", opt.json, "print a JSON array, one object per size");
   app.add_flag("--no-pin", no_pin, "do not pin rank r to core r");
+  app.add_flag("--cacheline", opt.cacheline,
+               "after each batch, time as many raw cache-line round trips between the same two "
+               "ranks (shm) and report the ratio");
   add_link_option(app, link);
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 
