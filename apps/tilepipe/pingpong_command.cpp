@@ -48,10 +48,10 @@ struct SizeResult {
 
 /// The raw cache-line ping-pong between ranks 0 and 1 (comm_limits' cacheline, but between the
 /// benchmark's own two processes): a flag store answered by a flag store, nothing else. Like a
-/// channel's cells, round trip i uses line i mod 64 of a 4 KiB ring in each direction: on this
-/// VM the latency of a line depends on its page (the placement of its physical memory; 250 or
-/// 760 ns for two pages at the same moment, docs/benchmarks.md), so the reference spans as many
-/// pages as the cells do, and repeated runs average placements out.
+/// channel's cells, round trip i uses line i mod 64 of a 4 KiB ring in each direction, so the
+/// reference touches lines the way the messages do. Timed right after each message batch: the
+/// VM's cross-core latency changes from one minute to the next, and a ratio of two batches taken
+/// back to back on the same cores is the comparison that survives it.
 class CachelineProbe {
  public:
   static constexpr std::size_t lines = 64;

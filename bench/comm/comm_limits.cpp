@@ -2,6 +2,9 @@
 //
 // comm_limits cacheline [--iters N]        one-way cache-line latency (round trip / 2), ns
 // comm_limits onecopy --sizes A:B [--iters N]  memcpy by core 0 of a buffer core 1 just wrote
+// comm_limits pages [--iters N]            cache-line one-way latency on 16 pages 4 MiB apart,
+//                                          8 interleaved rounds: does a line's page matter?
+//                                          ("bytes" holds the page index there)
 // Output: JSON lines {"what":..., "bytes":..., "value":..., "min":..., "max":...}.
 #include <pthread.h>
 #include <sched.h>
@@ -113,11 +116,58 @@ void onecopy(std::size_t lo, std::size_t hi, long iters) {
   }
 }
 
+/// The cache-line ping-pong of cacheline(), on 16 flag pairs in pages 4 MiB apart, the pages
+/// visited in turn for 8 rounds, so that a change of phase over time hits every page alike and a
+/// difference between pages at one moment is the pages' own (where their memory lives).
+void pages(long iters) {
+  constexpr std::size_t spots = 16;
+  constexpr std::size_t stride = std::size_t{4} << 20;
+  constexpr int rounds = 8;
+  auto* mem = static_cast<std::byte*>(std::aligned_alloc(4096, spots * stride));
+  if (mem == nullptr) return;
+  std::memset(mem, 0, spots * stride);
+  auto flag = [&](std::size_t spot, int which) {
+    return reinterpret_cast<std::atomic<std::uint64_t>*>(mem + spot * stride + 128 * which);
+  };
+  std::thread other([&] {
+    pin(1);
+    for (int r = 0; r < rounds; ++r) {
+      for (std::size_t s = 0; s < spots; ++s) {
+        const auto base = static_cast<std::uint64_t>(r) * static_cast<std::uint64_t>(iters);
+        for (long i = 1; i <= iters; ++i) {
+          const std::uint64_t n = base + static_cast<std::uint64_t>(i);
+          while (flag(s, 0)->load(std::memory_order_acquire) != n) cpu_relax();
+          flag(s, 1)->store(n, std::memory_order_release);
+        }
+      }
+    }
+  });
+  pin(0);
+  std::vector<std::vector<double>> samples(spots);
+  for (int r = 0; r < rounds; ++r) {
+    for (std::size_t s = 0; s < spots; ++s) {
+      const auto base = static_cast<std::uint64_t>(r) * static_cast<std::uint64_t>(iters);
+      const auto t0 = clock_type::now();
+      for (long i = 1; i <= iters; ++i) {
+        const std::uint64_t n = base + static_cast<std::uint64_t>(i);
+        flag(s, 0)->store(n, std::memory_order_release);
+        while (flag(s, 1)->load(std::memory_order_acquire) != n) cpu_relax();
+      }
+      const std::chrono::duration<double, std::nano> dt = clock_type::now() - t0;
+      samples[s].push_back(dt.count() / (2.0 * static_cast<double>(iters)));
+    }
+  }
+  other.join();
+  for (std::size_t s = 0; s < spots; ++s) print("cacheline_page", s, samples[s], "ns");
+  std::free(mem);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: comm_limits cacheline|onecopy [--sizes LO:HI] [--iters N]\n");
+    std::fprintf(stderr,
+                 "usage: comm_limits cacheline|onecopy|pages [--sizes LO:HI] [--iters N]\n");
     return 2;
   }
   std::string mode = argv[1];
@@ -136,6 +186,8 @@ int main(int argc, char** argv) {
     cacheline(iters);
   else if (mode == "onecopy")
     onecopy(lo, hi, iters);
+  else if (mode == "pages")
+    pages(iters);
   else
     return 2;
   return 0;

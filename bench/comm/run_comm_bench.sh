@@ -4,7 +4,7 @@
 # Open MPI (vader with and without CMA, TCP loopback) and MPICH (posix shm; UCX with CMA), then a
 # markdown table and a PNG plot (tools/plot/plot_pingpong.py, Debian's /usr/bin/python3).
 #
-# usage: bench/comm/run_comm_bench.sh [ROUNDS]   (env: BUILD, OUT, ITERS, SIZES, NICE)
+# usage: bench/comm/run_comm_bench.sh [ROUNDS]   (env: BUILD, OUT, ITERS, SIZES, NICE, PAIRED)
 # Every configuration runs ROUNDS times (default 3), interleaved, so that background load on a
 # shared machine spreads over all rows; the table reports the median of the rounds' medians and
 # the extreme batch minima/maxima. Ranks are pinned to cores 0 and 1.
@@ -48,15 +48,26 @@ cmds[openmpi_tcp_loopback]="${ompi[*]} --mca pml ob1 --mca btl self,tcp $out/mpi
 cmds[mpich_posix_shm]="${mpich[*]} $out/mpi_pingpong.mpich 0 $hi $iters"
 cmds[mpich_ucx_cma]="env MPIR_CVAR_NOLOCAL=1 UCX_TLS=self,sysv,posix,cma ${mpich[*]} $out/mpi_pingpong.mpich 0 $hi $iters"
 
+# The latency target's own reference: messages and a raw cache-line ring ping-pong timed batch
+# for batch between the same two ranks (pingpong --cacheline), PAIRED runs per round: the VM's
+# cross-core latency drifts between rows, a back-to-back pair of batches shares one moment.
+paired_runs=${PAIRED:-3}
+cmds[tilepipe_shm_poll_paired]="$tp pingpong --ranks 2 --sync poll --sizes 8 --iters $iters --cacheline --json"
+
 order=(limit_cacheline limit_onecopy tilepipe_shm_poll tilepipe_shm_poll_user tilepipe_shm_hybrid tilepipe_shm_block
        tilepipe_shm_poll_cma tilepipe_shm_poll_copy tilepipe_shm_poll_eager64k tilepipe_mpi_openmpi openmpi_vader_cma
        openmpi_vader_nocma openmpi_tcp_loopback mpich_posix_shm mpich_ucx_cma)
 for name in "${order[@]}"; do echo "$name: ${cmds[$name]}" >>"$out/commands.txt"; done
+echo "tilepipe_shm_poll_paired ($paired_runs per round): ${cmds[tilepipe_shm_poll_paired]}" >>"$out/commands.txt"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 1; r <= rounds; ++r)); do
   for name in "${order[@]}"; do
     echo "round $r/$rounds: $name" >&2
     ${nice[@]} ${cmds[$name]} >"$out/$name.$r.json"
+  done
+  for ((k = 1; k <= paired_runs; ++k)); do
+    echo "round $r/$rounds: tilepipe_shm_poll_paired $k/$paired_runs" >&2
+    ${nice[@]} ${cmds[tilepipe_shm_poll_paired]} >"$out/tilepipe_shm_poll_paired.$r-$k.json"
   done
 done
 {
