@@ -75,8 +75,9 @@ class CachelineProbe {
     probe.pong_ = mem.data() + ring_bytes;
     return probe;
   }
-  /// `trips` round trips; both ranks call it with the same count.
-  void run(int rank, std::int64_t trips) noexcept {
+  /// `trips` round trips; both ranks call it with the same count. A partner that stops
+  /// answering (it died) ends the wait with an error after `timeout`, never a hang.
+  Status run(int rank, std::int64_t trips, std::chrono::milliseconds timeout) {
     for (std::int64_t i = 0; i < trips; ++i) {
       ++n_;
       auto& ping = flag(ping_, n_);
@@ -84,17 +85,31 @@ class CachelineProbe {
       // release/acquire: the flags carry no data; the orders only keep the loop honest.
       if (rank == 0) {
         ping.store(n_, std::memory_order_release);
-        while (pong.load(std::memory_order_acquire) != n_) {
-        }
+        TP_TRY(await(pong, timeout));
       } else if (rank == 1) {
-        while (ping.load(std::memory_order_acquire) != n_) {
-        }
+        TP_TRY(await(ping, timeout));
         pong.store(n_, std::memory_order_release);
       }
     }
+    return {};
   }
 
  private:
+  /// Spins until `f` holds n_; reads the clock only every 2^16 polls (off the timed path).
+  Status await(const std::atomic<std::uint64_t>& f, std::chrono::milliseconds timeout) const {
+    std::chrono::steady_clock::time_point deadline{};
+    for (std::uint32_t spins = 1; f.load(std::memory_order_acquire) != n_; ++spins) {
+      if ((spins & 0xffff) != 0) continue;
+      const auto now = std::chrono::steady_clock::now();
+      if (deadline == std::chrono::steady_clock::time_point{}) {
+        deadline = now + timeout;
+      } else if (now > deadline) {
+        return fail(Errc::peer_lost, "--cacheline: the other rank did not answer within " +
+                                         std::to_string(timeout.count()) + " ms");
+      }
+    }
+    return {};
+  }
   static std::atomic<std::uint64_t>& flag(std::byte* ring, std::uint64_t n) noexcept {
     return *reinterpret_cast<std::atomic<std::uint64_t>*>(ring + (n % lines) * 64);
   }
@@ -197,7 +212,8 @@ Status ping_pong(comm::World& world, const PingpongOptions& opt, std::vector<Siz
     for (std::int64_t i = 0; i < std::max<std::int64_t>(2, per_batch / 4); ++i) {
       TP_TRY(round_trip());
     }
-    if (probe) probe->run(me, std::max<std::int64_t>(2, per_batch / 4));
+    const auto timeout = world.config().peer_timeout;
+    if (probe) TP_TRY(probe->run(me, std::max<std::int64_t>(2, per_batch / 4), timeout));
     auto one_way = [per_batch](clock::time_point t0) {
       const std::chrono::duration<double, std::micro> dt = clock::now() - t0;
       return dt.count() / (2.0 * static_cast<double>(per_batch));
@@ -213,7 +229,7 @@ Status ping_pong(comm::World& world, const PingpongOptions& opt, std::vector<Siz
         // Right after the messages, on the same cores: both batches see the same placement of
         // the two vCPUs, which on a VM can change from one second to the next.
         t0 = clock::now();
-        probe->run(me, per_batch);
+        TP_TRY(probe->run(me, per_batch, timeout));
         line_us.push_back(one_way(t0));
         ratios.push_back(one_way_us.back() / line_us.back());
       }

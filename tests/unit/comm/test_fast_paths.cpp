@@ -32,9 +32,9 @@ class FastPaths : public ::testing::TestWithParam<SyncMode> {};
 TEST_P(FastPaths, many_threads_exchange_short_messages_in_order_with_intact_content) {
   Config cfg = test::small_config(GetParam(), RendezvousMode::automatic);
   // poll: every waiting thread spins, so on a 2-core machine a message often waits for the
-  // scheduler to preempt a spinner (a fast receive spinning on a channel owns it): 2 x 6
-  // threads took 2-50 s, 2 x 2 threads 1-27 s. 2 x 2 threads with fewer messages still mix the
-  // fast and general paths on every channel.
+  // scheduler to preempt a spinner (a fast receive spinning on a channel owns it). With two
+  // other busy processes on the cores, 2 x 6 threads took 2-50 s and 2 x 2 threads 1-27 s;
+  // 2 x 2 threads with fewer messages still mix the fast and general paths on every channel.
   const bool poll = GetParam() == SyncMode::poll;
   const int threads = poll ? 2 : 6;
   const std::uint32_t per_thread = poll ? 100 : 400;
