@@ -21,6 +21,20 @@ std::string random_protein(std::mt19937_64& rng, std::size_t n) {
   return s;
 }
 
+// The plan request of a local alignment of q against t: dependences (1,0), (0,1), (1,1), rows
+// of tiles along the target (map_dim 2).
+tp::plan::PlanRequest sw_request(std::size_t q_len, std::size_t t_len, std::int64_t tile_height,
+                                 int nodes, int cpus) {
+  tp::plan::PlanRequest req;
+  req.size = {static_cast<std::int64_t>(q_len), static_cast<std::int64_t>(t_len)};
+  req.deps = *tp::plan::DependenceMatrix::parse("1,0;0,1;1,1");
+  req.tile_height = tile_height;
+  req.map_dim = 2;
+  req.nodes = nodes;
+  req.cpus = cpus;
+  return req;
+}
+
 // Runs `kernel` under `plan` on plan.nodes() local ranks (processes); 0 when rank 0's gathered
 // result is `expected` and every rank's N is in [min_subtiles, max_subtiles], else the failing
 // rank's code (3: run_rank failed, 4: gather, 5: wrong result, 7: N out of range).
@@ -73,13 +87,7 @@ TEST(PipelineFrontier, smith_waterman_on_ranks_and_threads_matches_the_sequentia
     for (int nodes = 1; nodes <= 3; ++nodes) {
       for (int cpus = 1; cpus <= 2; ++cpus) {
         for (auto s : {ScheduleKind::blocking, ScheduleKind::overlap}) {
-          tp::plan::PlanRequest req;
-          req.size = {static_cast<std::int64_t>(q.size()), static_cast<std::int64_t>(t.size())};
-          req.deps = *tp::plan::DependenceMatrix::parse("1,0;0,1;1,1");
-          req.tile_height = 23;
-          req.map_dim = 2;
-          req.nodes = nodes;
-          req.cpus = cpus;
+          auto req = sw_request(q.size(), t.size(), 23, nodes, cpus);
           req.schedule = s;
           auto plan = tp::plan::Plan::make(req);
           ASSERT_TRUE(plan) << plan.error().message;
@@ -123,13 +131,7 @@ TEST(PipelineFrontier, vertical_grouping_matches_the_sequential_dp) {
         if (static_cast<std::size_t>(nodes * cpus) > q.size()) continue;
         for (int n : {1, 2, 3, 5}) {
           for (auto s : {ScheduleKind::blocking, ScheduleKind::overlap}) {
-            tp::plan::PlanRequest req;
-            req.size = {static_cast<std::int64_t>(q.size()), static_cast<std::int64_t>(t.size())};
-            req.deps = *tp::plan::DependenceMatrix::parse("1,0;0,1;1,1");
-            req.tile_height = 23;
-            req.map_dim = 2;
-            req.nodes = nodes;
-            req.cpus = cpus;
+            auto req = sw_request(q.size(), t.size(), 23, nodes, cpus);
             req.schedule = s;
             req.grouping = GroupingKind::vertical;
             auto plan = tp::plan::Plan::make(req);
@@ -161,13 +163,7 @@ TEST(PipelineFrontier, vertical_grouping_with_measured_subtiles_matches_the_sequ
   const auto t = *matrix.encode(random_protein(rng, 400), "t");
   const auto expected = tp::kernels::sw_sequential(matrix, q, t, gaps);
   const auto kernel = *tp::kernels::SwKernel::make(matrix, q, t, gaps);
-  tp::plan::PlanRequest req;
-  req.size = {static_cast<std::int64_t>(q.size()), static_cast<std::int64_t>(t.size())};
-  req.deps = *tp::plan::DependenceMatrix::parse("1,0;0,1;1,1");
-  req.tile_height = 40;
-  req.map_dim = 2;
-  req.nodes = 2;
-  req.cpus = 2;
+  auto req = sw_request(q.size(), t.size(), 40, 2, 2);
   req.grouping = GroupingKind::vertical;
   auto plan = tp::plan::Plan::make(req);
   ASSERT_TRUE(plan) << plan.error().message;

@@ -80,6 +80,33 @@ inline void must(Status s) {
   if (!s) throw PipelineError(s.error());
 }
 
+/// Blocking schedule: waits for the sends a task started on its outgoing lines (`out_line`, -1
+/// where none), adding each wait, capped at one face's transfer time `cap`, to `exposed`.
+template <class Lines, class OutLines>
+void wait_task_sends(comm::World& world, Lines& send_bufs, const OutLines& out_line, double cap,
+                     double& exposed) {
+  for (const int l : out_line) {
+    if (l < 0) continue;
+    for (auto& r : send_bufs[static_cast<std::size_t>(l)].req) {
+      if (!r.active()) continue;
+      const auto s0 = Clock::now();
+      must(world.wait(r));
+      exposed += std::min(seconds(Clock::now() - s0), cap);
+    }
+  }
+}
+
+/// End of a CPU's run: waits for every send still active on the send lines it owns.
+template <class Lines, class SendLines>
+void wait_cpu_sends(comm::World& world, Lines& send_bufs, const SendLines& send_lines, int cpu) {
+  for (std::size_t l = 0; l < send_bufs.size(); ++l) {
+    if (send_lines[l].cpu != cpu) continue;
+    for (auto& r : send_bufs[l].req) {
+      if (r.active()) must(world.wait(r));
+    }
+  }
+}
+
 /// Fills the halo layers of the slab that lie outside the space (index 0 layers) with the
 /// kernel's boundary values; O(surface), unlike a scan of the whole slab.
 template <ResidentKernel K>
@@ -411,17 +438,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
             start_sends(t, global_step);
             // Blocking schedule: the sends complete before the next tile starts.
             const auto w0 = Clock::now();
-            for (int k = 0; k < D; ++k) {
-              const auto l = task->out_line[static_cast<std::size_t>(k)];
-              if (l < 0) continue;
-              auto& sb = send_bufs[static_cast<std::size_t>(l)];
-              for (auto& r : sb.req) {
-                if (!r.active()) continue;
-                const auto s0 = Clock::now();
-                detail::must(world.wait(r));
-                exposed[tt] += std::min(detail::seconds(Clock::now() - s0), face_s_cap);
-              }
-            }
+            detail::wait_task_sends(world, send_bufs, task->out_line, face_s_cap, exposed[tt]);
             const auto w1 = Clock::now();
             phases[tt].wait_s += detail::seconds(w1 - w0);
             span(t, SpanKind::wait, global_step, w0, w1);
@@ -430,12 +447,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
       }
       if (sub == substeps - 1) {
         start_sends(t, global_step);
-        for (int l = 0; l < static_cast<int>(send_bufs.size()); ++l) {
-          if (layout.send_lines[static_cast<std::size_t>(l)].cpu != t) continue;
-          for (auto& r : send_bufs[static_cast<std::size_t>(l)].req) {
-            if (r.active()) detail::must(world.wait(r));
-          }
-        }
+        detail::wait_cpu_sends(world, send_bufs, layout.send_lines, t);
       }
       last_end[tt] = Clock::now();
     });

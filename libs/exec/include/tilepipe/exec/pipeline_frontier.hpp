@@ -409,16 +409,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
           if (!overlap) {
             start_sends(t, step.time);
             const auto b0 = Clock::now();
-            for (int k = 0; k < D; ++k) {
-              const auto l = task->out_line[static_cast<std::size_t>(k)];
-              if (l < 0) continue;
-              for (auto& x : send_bufs[static_cast<std::size_t>(l)].req) {
-                if (!x.active()) continue;
-                const auto x0 = Clock::now();
-                detail::must(world.wait(x));
-                exposed[tt] += std::min(detail::seconds(Clock::now() - x0), cap);
-              }
-            }
+            detail::wait_task_sends(world, send_bufs, task->out_line, cap, exposed[tt]);
             const auto b1 = Clock::now();
             phases[tt].wait_s += detail::seconds(b1 - b0);
           }
@@ -426,12 +417,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
       }
       if (sub == substeps - 1) {
         start_sends(t, step.time);
-        for (std::size_t l = 0; l < send_bufs.size(); ++l) {
-          if (layout.send_lines[l].cpu != t) continue;
-          for (auto& x : send_bufs[l].req) {
-            if (x.active()) detail::must(world.wait(x));
-          }
-        }
+        detail::wait_cpu_sends(world, send_bufs, layout.send_lines, t);
       }
       last_end[tt] = Clock::now();
     });
