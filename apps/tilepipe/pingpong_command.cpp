@@ -5,6 +5,7 @@
 
 #include <tilepipe/comm/launch.hpp>
 #include <tilepipe/comm/world.hpp>
+#include <tilepipe/model/fit.hpp>
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
@@ -118,10 +119,6 @@ class CachelineProbe {
   std::uint64_t n_ = 0;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 double min_of(const std::vector<double>& v) {
   return *std::min_element(v.begin(), v.end());
 }
@@ -234,12 +231,12 @@ Status ping_pong(comm::World& world, const PingpongOptions& opt, std::vector<Siz
         ratios.push_back(one_way_us.back() / line_us.back());
       }
     }
-    SizeResult r{bytes, per_batch * batches, median(one_way_us), min_of(one_way_us),
+    SizeResult r{bytes, per_batch * batches, model::median(one_way_us), min_of(one_way_us),
                  max_of(one_way_us)};
     if (probe) {
-      r.line_median_us = median(line_us);
+      r.line_median_us = model::median(line_us);
       r.line_min_us = min_of(line_us);
-      r.ratio_median = median(ratios);
+      r.ratio_median = model::median(ratios);
     }
     out.push_back(r);
   }
