@@ -181,12 +181,12 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
   const auto body = [&](comm::World& world) -> int {
     auto outcome = exec::run_rank(*kernel, *plan, world, options);
     if (!outcome) {
-      fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), outcome.error().message);
+      (void)report_error(outcome.error().on_rank(world.rank()));
       return exit_failure;
     }
     auto total = exec::gather_outcomes<kernels::SwKernel>(world, *outcome);
     if (!total) {
-      fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), total.error().message);
+      (void)report_error(total.error().on_rank(world.rank()));
       return exit_failure;
     }
     if (world.rank() != 0) return exit_ok;

@@ -1,6 +1,7 @@
 // The calibration run: compute probes on concurrent local ranks, comm probes between two ranks
 // per sync mode, the thread barrier, then the fit into a tp::model::Machine.
 #include "calibration_runner.hpp"
+#include "command.hpp"
 
 #include "affinity.hpp"
 
@@ -444,7 +445,7 @@ Expected<model::Machine> calibrate_machine(const CalibrateSpec& spec) {
       pin_to_core(world.rank());
       auto r = exec::probe_comm(world, popt);
       if (!r) {
-        fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), r.error().message);
+        (void)report_error(r.error().on_rank(world.rank()));
         return 1;
       }
       if (world.rank() == 0) {

@@ -2,18 +2,33 @@
 #include "command.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 
 namespace tp::app {
+
+std::string option_flag(std::string_view option) {
+  std::string flag = "--";
+  for (const char c : option) flag += c == '_' ? '-' : c;
+  return flag;
+}
 
 std::vector<Command>& commands() {
   static std::vector<Command> registry;
   return registry;
 }
 
+std::string format_error(const Error& error) {
+  std::string line;
+  if (error.rank >= 0) line += fmt::format("[rank {}] ", error.rank);
+  if (!error.tile.empty()) line += fmt::format("tile at ({}): ", fmt::join(error.tile, ", "));
+  if (!error.option.empty()) line += option_flag(error.option) + " ";
+  return line + error.message;
+}
+
 int report_error(const Error& error) {
-  fmt::print(stderr, "tilepipe: error: {}\n", error.message);
+  fmt::print(stderr, "tilepipe: error: {}\n", format_error(error));
   return error.is_user_error() ? exit_bad_input : exit_failure;
 }
 

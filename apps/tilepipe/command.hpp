@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,7 +31,14 @@ inline constexpr int exit_ok = 0;
 inline constexpr int exit_failure = 1;
 inline constexpr int exit_bad_input = 2;
 
-/// Prints "tilepipe: error: <message>" on stderr; returns 2 for user errors, 1 otherwise.
+/// The command-line flag of a library option field: "comm_thread" -> "--comm-thread".
+std::string option_flag(std::string_view option);
+
+/// The one line an error prints after "tilepipe: error: ": "[rank R] tile at (a, b): --flag
+/// message", each part only where the error carries it. The only place a rank prefix is built.
+std::string format_error(const Error& error);
+
+/// Prints "tilepipe: error: <format_error>" on stderr; returns 2 for user errors, 1 otherwise.
 int report_error(const Error& error);
 
 /// Parses argv with CLI11; returns -1 when parsing succeeded and the command should run, or the

@@ -236,12 +236,11 @@ int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
     if (kill_rank != nullptr && std::to_string(world.rank()) == kill_rank) std::raise(SIGKILL);
     auto outcome = exec::run_rank(*kernel, plan, world, options);
     if (!outcome) {
-      fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), outcome.error().message);
-      return outcome.error().is_user_error() ? exit_bad_input : exit_failure;
+      return report_error(outcome.error().on_rank(world.rank()));
     }
     auto total = exec::gather_outcomes<kernels::Wave<D>>(world, *outcome);
     if (!total) {
-      fmt::print(stderr, "tilepipe: error: [rank {}] {}\n", world.rank(), total.error().message);
+      (void)report_error(total.error().on_rank(world.rank()));
       return exit_failure;
     }
     if (world.rank() != 0) return exit_ok;

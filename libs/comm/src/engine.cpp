@@ -10,14 +10,6 @@
 
 namespace tp::comm::detail {
 
-namespace {
-
-std::string rank_prefix(int rank) {
-  return "[rank " + std::to_string(rank) + "] ";
-}
-
-}  // namespace
-
 TxGuard::TxGuard(ShmPeer& p) noexcept : p_(p) {
   // acquire/release: the tx cursors and queues move between the holders in order.
   while (p_.tx_lock.value.exchange(true, std::memory_order_acquire)) cpu_relax();
@@ -89,12 +81,12 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, int rank,
   if (!local_ranks.empty()) {
     auto* header = reinterpret_cast<SegmentHeader*>(segment.data());
     if (header->magic != segment_magic || header->ranks != local_ranks.size()) {
-      return fail(Errc::internal, rank_prefix(rank) + "shared segment header does not match");
+      return fail_at(rank, Errc::internal, "shared segment header does not match");
     }
     e->geo_ = geometry_for(config, static_cast<int>(local_ranks.size()));
     if (e->geo_.channel_bytes() != header->channel_bytes) {
-      return fail(Errc::invalid_argument,
-                  rank_prefix(rank) + "ranks were started with different comm configurations");
+      return fail_at(rank, Errc::invalid_argument,
+                     "ranks were started with different comm configurations");
     }
     e->segment_ = std::move(segment);
     std::byte* base = e->segment_.data();
@@ -136,9 +128,9 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, int rank,
       ShmPeer& p = e->peers_[i];
       while (p.block->state.load(std::memory_order_acquire) == rank_starting) {
         if (std::chrono::steady_clock::now() > deadline) {
-          return fail(Errc::peer_lost, rank_prefix(rank) + "rank " + std::to_string(p.world_rank) +
-                                           " did not start within " +
-                                           std::to_string(config.peer_timeout.count()) + " ms");
+          return fail_at(rank, Errc::peer_lost,
+                         "rank " + std::to_string(p.world_rank) + " did not start within " +
+                             std::to_string(config.peer_timeout.count()) + " ms");
         }
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
@@ -212,16 +204,17 @@ void Engine::complete_error(ReqState& r, Error error) {
 }
 
 Error Engine::truncation_error(int source, int tag, std::size_t bytes, std::size_t capacity) const {
-  return Error(Errc::out_of_range,
-               rank_prefix(rank_) + "message of " + std::to_string(bytes) + " bytes from rank " +
-                   std::to_string(source) + " (tag " + std::to_string(tag) +
-                   ") does not fit the receive buffer of " + std::to_string(capacity) + " bytes");
+  return Error::at(rank_, Errc::out_of_range,
+                   "message of " + std::to_string(bytes) + " bytes from rank " +
+                       std::to_string(source) + " (tag " + std::to_string(tag) +
+                       ") does not fit the receive buffer of " + std::to_string(capacity) +
+                       " bytes");
 }
 
 Status Engine::check_request(const Request& request) const {
   if (request.engine_ != this || request.index_ >= reqs_.size() || !reqs_[request.index_]->in_use ||
       reqs_[request.index_]->generation != request.generation_) {
-    return fail(Errc::invalid_argument, rank_prefix(rank_) + "request is not active in this world");
+    return fail_at(rank_, Errc::invalid_argument, "request is not active in this world");
   }
   return {};
 }
@@ -241,13 +234,13 @@ Expected<RecvInfo> Engine::take_result(Request& request) {
 
 Expected<Request> Engine::isend(int dest, int tag, std::span<const std::byte> data) {
   if (dest < 0 || dest >= size_) {
-    return fail(Errc::invalid_argument, rank_prefix(rank_) + "send to rank " +
-                                            std::to_string(dest) + ": ranks are 0.." +
-                                            std::to_string(size_ - 1));
+    return fail_at(
+        rank_, Errc::invalid_argument,
+        "send to rank " + std::to_string(dest) + ": ranks are 0.." + std::to_string(size_ - 1));
   }
   if (tag < min_internal_tag || tag > max_tag) {
-    return fail(Errc::invalid_argument, rank_prefix(rank_) + "send tag " + std::to_string(tag) +
-                                            ": tags are 0.." + std::to_string(max_tag));
+    return fail_at(rank_, Errc::invalid_argument,
+                   "send tag " + std::to_string(tag) + ": tags are 0.." + std::to_string(max_tag));
   }
   std::lock_guard lock(mu_);
   return post_send(dest, tag, data);
@@ -255,14 +248,14 @@ Expected<Request> Engine::isend(int dest, int tag, std::span<const std::byte> da
 
 Expected<Request> Engine::irecv(int source, int tag, std::span<std::byte> buffer) {
   if (source != any_source && (source < 0 || source >= size_)) {
-    return fail(Errc::invalid_argument, rank_prefix(rank_) + "receive from rank " +
-                                            std::to_string(source) + ": ranks are 0.." +
-                                            std::to_string(size_ - 1) + " or any_source");
+    return fail_at(rank_, Errc::invalid_argument,
+                   "receive from rank " + std::to_string(source) + ": ranks are 0.." +
+                       std::to_string(size_ - 1) + " or any_source");
   }
   if (tag != any_tag && (tag < min_internal_tag || tag > max_tag)) {
-    return fail(Errc::invalid_argument, rank_prefix(rank_) + "receive tag " + std::to_string(tag) +
-                                            ": tags are 0.." + std::to_string(max_tag) +
-                                            " or any_tag");
+    return fail_at(rank_, Errc::invalid_argument,
+                   "receive tag " + std::to_string(tag) + ": tags are 0.." +
+                       std::to_string(max_tag) + " or any_tag");
   }
   std::lock_guard lock(mu_);
   return post_recv(source, tag, buffer);
@@ -287,9 +280,9 @@ Expected<Request> Engine::post_send(int dest, int tag, std::span<const std::byte
   if (local >= 0) {
     ShmPeer& p = peers_[static_cast<std::size_t>(local)];
     if (p.departed) {
-      complete_error(
-          r, Error(Errc::peer_lost, rank_prefix(rank_) + "send to rank " + std::to_string(dest) +
-                                        ": that rank has exited"));
+      complete_error(r,
+                     Error::at(rank_, Errc::peer_lost,
+                               "send to rank " + std::to_string(dest) + ": that rank has exited"));
       return handle;
     }
     TxGuard tx(p);
@@ -301,7 +294,7 @@ Expected<Request> Engine::post_send(int dest, int tag, std::span<const std::byte
   TP_ASSERT(net_ != nullptr);
   auto h = net_->isend(dest, tag, data.data(), data.size());
   if (!h) {
-    complete_error(r, Error(h.error().code, rank_prefix(rank_) + h.error().message));
+    complete_error(r, h.error().on_rank(rank_));
   } else {
     r.net_handle = *h;
   }
@@ -419,7 +412,7 @@ void Engine::accept_net(ReqState& r, const NetIncoming& in) {
   }
   auto h = net_->receive(in.message, r.rbuf, in.bytes);
   if (!h) {
-    complete_error(r, Error(h.error().code, rank_prefix(rank_) + h.error().message));
+    complete_error(r, h.error().on_rank(rank_));
     return;
   }
   r.net_handle = *h;
@@ -445,7 +438,7 @@ void Engine::progress() {
     auto got = net_->probe(in);
     if (!got) {
       failed_ = true;
-      failure_ = Error(got.error().code, rank_prefix(rank_) + got.error().message);
+      failure_ = got.error().on_rank(rank_);
       return;
     }
     if (!*got) break;
@@ -457,7 +450,7 @@ void Engine::progress() {
     auto t = net_->test(r.net_handle);
     if (!t) {
       r.net_handle = -1;
-      complete_error(r, Error(t.error().code, rank_prefix(rank_) + t.error().message));
+      complete_error(r, t.error().on_rank(rank_));
     } else if (*t) {
       r.net_handle = -1;
       complete(r);
@@ -483,9 +476,9 @@ void Engine::check_liveness(bool force) {
       p.departed = true;
       if (p.block->state.load(std::memory_order_acquire) != rank_departed && !failed_) {
         failed_ = true;
-        failure_ =
-            Error(Errc::peer_lost, rank_prefix(rank_) + "rank " + std::to_string(p.world_rank) +
-                                       " (pid " + std::to_string(p.pid) + ") died");
+        failure_ = Error::at(
+            rank_, Errc::peer_lost,
+            "rank " + std::to_string(p.world_rank) + " (pid " + std::to_string(p.pid) + ") died");
       }
     }
   }
@@ -503,13 +496,13 @@ Status Engine::request_failure(const ReqState& r) const {
       if (w != rank_ && !departed(w)) return {};
     }
     if (size_ == 1) return {};
-    return fail(Errc::peer_lost,
-                rank_prefix(rank_) + "receive from any rank: every other rank has exited");
+    return fail_at(rank_, Errc::peer_lost, "receive from any rank: every other rank has exited");
   }
   if (r.peer != rank_ && departed(r.peer)) {
-    return fail(Errc::peer_lost, rank_prefix(rank_) + (r.is_send ? "send to" : "receive from") +
-                                     " rank " + std::to_string(r.peer) +
-                                     ": that rank exited before the message was matched");
+    return fail_at(rank_, Errc::peer_lost,
+                   std::string(r.is_send ? "send to" : "receive from") + " rank " +
+                       std::to_string(r.peer) +
+                       ": that rank exited before the message was matched");
   }
   return {};
 }
@@ -643,10 +636,11 @@ Expected<std::uint64_t> Engine::wait_notifications(std::uint32_t region, std::ui
     // A notifier that exited cleanly (after an error of its own) will never notify again.
     if (source_local >= 0 && source != rank_ &&
         peers_[static_cast<std::size_t>(source_local)].departed) {
-      return Status{fail(Errc::peer_lost,
-                         rank_prefix(rank_) + "rank " + std::to_string(source) +
-                             " exited before notifying (counter " + std::to_string(counter) +
-                             " at " + std::to_string(seen) + " of " + std::to_string(count) + ")")};
+      return Status{fail_at(rank_, Errc::peer_lost,
+                            "rank " + std::to_string(source) +
+                                " exited before notifying (counter " + std::to_string(counter) +
+                                " at " + std::to_string(seen) + " of " + std::to_string(count) +
+                                ")")};
     }
     return std::nullopt;
   });

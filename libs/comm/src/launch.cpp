@@ -63,7 +63,8 @@ void report(int fd, const std::string& line) {
 Expected<LaunchResult> launch_local(int ranks, const Config& config,
                                     const std::function<int(World&)>& body) {
   if (ranks < 1 || ranks > 256) {
-    return fail(Errc::invalid_argument, "--ranks " + std::to_string(ranks) + ": must be in 1..256");
+    return Unexpected{Error::about("ranks", Errc::invalid_argument,
+                                   std::to_string(ranks) + ": must be in 1..256")};
   }
   TP_TRY(config.validate());
   if (config.transport == TransportKind::mpi) {

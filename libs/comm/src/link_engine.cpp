@@ -10,11 +10,12 @@ Status Engine::setup_link() {
   if (!cfg_.link.enabled) return {};
   for (int w = 0; w < size_; ++w) {
     if (w != rank_ && local_of_[static_cast<std::size_t>(w)] < 0) {
-      return fail(
-          Errc::invalid_argument,
-          "[rank " + std::to_string(rank_) + "] --link " + to_string(cfg_.link) +
+      Error e = Error::about(
+          "link", Errc::invalid_argument,
+          to_string(cfg_.link) +
               ": the link is emulated between ranks of one host (shared memory), but rank " +
               std::to_string(w) + " is reached through MPI");
+      return Unexpected{e.on_rank(rank_)};
     }
   }
   // The arrival stamp takes the last 8 bytes of a cell's body; rendezvous data is then moved by

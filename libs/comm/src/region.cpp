@@ -19,10 +19,6 @@ struct RegionDescriptor {
   std::int32_t fd;
 };
 
-std::string rank_prefix(int rank) {
-  return "[rank " + std::to_string(rank) + "] ";
-}
-
 std::atomic<std::uint64_t>& counter_at(std::byte* base, std::size_t counter) noexcept {
   return reinterpret_cast<RegionHeader*>(base + counter * cache_line)->count;
 }
@@ -36,16 +32,16 @@ std::size_t region_header_bytes(std::size_t counters) noexcept {
 Expected<std::span<std::byte>> Engine::create_region(std::size_t bytes, std::size_t counters,
                                                      std::uint32_t& id) {
   if (counters < 1 || counters > max_region_counters) {
-    return fail(Errc::invalid_argument,
-                rank_prefix(rank_) + "a region has 1.." + std::to_string(max_region_counters) +
-                    " notification counters, not " + std::to_string(counters));
+    return fail_at(rank_, Errc::invalid_argument,
+                   "a region has 1.." + std::to_string(max_region_counters) +
+                       " notification counters, not " + std::to_string(counters));
   }
   const std::size_t header = region_header_bytes(counters);
   auto state = std::make_unique<RegionState>();
   auto fd = create_shared_file("tilepipe-region", header + page_round(bytes));
-  if (!fd) return fail(fd.error().code, rank_prefix(rank_) + fd.error().message);
+  if (!fd) return Unexpected{fd.error().on_rank(rank_)};
   auto map = map_shared(*fd, header + page_round(bytes));
-  if (!map) return fail(map.error().code, rank_prefix(rank_) + map.error().message);
+  if (!map) return Unexpected{map.error().on_rank(rank_)};
   state->local = std::move(*map);
   state->bytes = bytes;
   state->sizes.assign(static_cast<std::size_t>(size_), 0);
@@ -77,15 +73,15 @@ Expected<std::span<std::byte>> Engine::create_region(std::size_t bytes, std::siz
     state->counters[static_cast<std::size_t>(w)] = d.counters;
     if (w == rank_ || local_of_[static_cast<std::size_t>(w)] < 0) continue;
     auto pfd = open_peer_file(d.pid, d.fd);
-    if (!pfd) return fail(pfd.error().code, rank_prefix(rank_) + pfd.error().message);
+    if (!pfd) return Unexpected{pfd.error().on_rank(rank_)};
     auto pmap = map_shared(*pfd, region_header_bytes(d.counters) + page_round(d.bytes));
-    if (!pmap) return fail(pmap.error().code, rank_prefix(rank_) + pmap.error().message);
+    if (!pmap) return Unexpected{pmap.error().on_rank(rank_)};
     state->peer_maps[static_cast<std::size_t>(w)] = std::move(*pmap);
   }
   if (net_ != nullptr) {
     std::lock_guard lock(mu_);
     auto win = net_->create_window(state->local.data() + header, bytes);
-    if (!win) return fail(win.error().code, rank_prefix(rank_) + win.error().message);
+    if (!win) return Unexpected{win.error().on_rank(rank_)};
     state->net_window = *win;
   }
   // Every peer has opened our memfd once the barrier is passed; `fd` may close then.
@@ -100,10 +96,10 @@ Expected<std::span<std::byte>> Engine::create_region(std::size_t bytes, std::siz
 Expected<RegionState*> Engine::find_region(std::uint32_t region, const char* what) {
   std::lock_guard lock(mu_);
   if (region >= regions_.size()) {
-    return fail(Errc::invalid_argument, rank_prefix(rank_) + what + ": region " +
-                                            std::to_string(region) +
-                                            " does not exist (this world has " +
-                                            std::to_string(regions_.size()) + " regions)");
+    return fail_at(rank_, Errc::invalid_argument,
+                   std::string(what) + ": region " + std::to_string(region) +
+                       " does not exist (this world has " + std::to_string(regions_.size()) +
+                       " regions)");
   }
   return regions_[region].get();
 }
@@ -131,14 +127,14 @@ Status Engine::bump_notification(std::uint32_t region, RegionState& rs, int targ
     return {};
   }
   if (counter != 0) {
-    return fail(Errc::invalid_argument,
-                rank_prefix(rank_) + "notify counter " + std::to_string(counter) + " of rank " +
-                    std::to_string(target) +
-                    ": over the network only counter 0 exists (rank is not on shared memory)");
+    return fail_at(rank_, Errc::invalid_argument,
+                   "notify counter " + std::to_string(counter) + " of rank " +
+                       std::to_string(target) +
+                       ": over the network only counter 0 exists (rank is not on shared memory)");
   }
   std::lock_guard lock(mu_);
   auto s = net_->put(rs.net_window, target, 0, nullptr, 0, true);
-  if (!s) return fail(s.error().code, rank_prefix(rank_) + s.error().message);
+  if (!s) return Unexpected{s.error().on_rank(rank_)};
   return {};
 }
 
@@ -148,16 +144,17 @@ Status Engine::put(std::uint32_t region, int target, std::size_t offset,
   if (!found) return Unexpected{found.error()};
   RegionState* rs = *found;
   if (target < 0 || target >= size_) {
-    return fail(Errc::invalid_argument, rank_prefix(rank_) + "put to rank " +
-                                            std::to_string(target) + ": ranks are 0.." +
-                                            std::to_string(size_ - 1));
+    return fail_at(
+        rank_, Errc::invalid_argument,
+        "put to rank " + std::to_string(target) + ": ranks are 0.." + std::to_string(size_ - 1));
   }
   const std::size_t cap = rs->sizes[static_cast<std::size_t>(target)];
   if (offset > cap || data.size() > cap - offset) {
-    return fail(Errc::out_of_range,
-                rank_prefix(rank_) + "put of " + std::to_string(data.size()) + " bytes at offset " +
-                    std::to_string(offset) + " into rank " + std::to_string(target) + "'s region " +
-                    std::to_string(region) + " of " + std::to_string(cap) + " bytes");
+    return fail_at(rank_, Errc::out_of_range,
+                   "put of " + std::to_string(data.size()) + " bytes at offset " +
+                       std::to_string(offset) + " into rank " + std::to_string(target) +
+                       "'s region " + std::to_string(region) + " of " + std::to_string(cap) +
+                       " bytes");
   }
   if (auto mem = peer_memory(region, target); target == rank_ || mem) {
     std::byte* dst = target == rank_
@@ -174,7 +171,7 @@ Status Engine::put(std::uint32_t region, int target, std::size_t offset,
   }
   std::lock_guard lock(mu_);
   auto s = net_->put(rs->net_window, target, offset, data.data(), data.size(), notify);
-  if (!s) return fail(s.error().code, rank_prefix(rank_) + s.error().message);
+  if (!s) return Unexpected{s.error().on_rank(rank_)};
   return {};
 }
 
@@ -193,16 +190,16 @@ Status Engine::notify(std::uint32_t region, int target, std::size_t counter) {
   auto found = find_region(region, "notify");
   if (!found) return Unexpected{found.error()};
   if (target < 0 || target >= size_) {
-    return fail(Errc::invalid_argument, rank_prefix(rank_) + "notify rank " +
-                                            std::to_string(target) + ": ranks are 0.." +
-                                            std::to_string(size_ - 1));
+    return fail_at(
+        rank_, Errc::invalid_argument,
+        "notify rank " + std::to_string(target) + ": ranks are 0.." + std::to_string(size_ - 1));
   }
   const std::size_t have = (*found)->counters[static_cast<std::size_t>(target)];
   if (counter >= have) {
-    return fail(Errc::out_of_range,
-                rank_prefix(rank_) + "notify counter " + std::to_string(counter) + " of rank " +
-                    std::to_string(target) + ": its part of region " + std::to_string(region) +
-                    " has " + std::to_string(have) + " counters");
+    return fail_at(rank_, Errc::out_of_range,
+                   "notify counter " + std::to_string(counter) + " of rank " +
+                       std::to_string(target) + ": its part of region " + std::to_string(region) +
+                       " has " + std::to_string(have) + " counters");
   }
   return bump_notification(region, **found, target, counter, 0);
 }
@@ -213,7 +210,7 @@ Expected<std::uint64_t> Engine::read_notifications(std::uint32_t region, RegionS
   if (link_ != nullptr) n += link_->notices(region, counter);
   if (rs.net_window >= 0 && counter == 0) {
     auto m = net_->notifications(rs.net_window);
-    if (!m) return fail(m.error().code, rank_prefix(rank_) + m.error().message);
+    if (!m) return Unexpected{m.error().on_rank(rank_)};
     n += *m;
   }
   return n;
@@ -224,10 +221,10 @@ Expected<std::uint64_t> Engine::notifications(std::uint32_t region, std::size_t 
   if (!found) return Unexpected{found.error()};
   const std::size_t have = (*found)->counters[static_cast<std::size_t>(rank_)];
   if (counter >= have) {
-    return fail(Errc::out_of_range, rank_prefix(rank_) + "notification counter " +
-                                        std::to_string(counter) + " of region " +
-                                        std::to_string(region) + ": this rank has " +
-                                        std::to_string(have) + " counters");
+    return fail_at(rank_, Errc::out_of_range,
+                   "notification counter " + std::to_string(counter) + " of region " +
+                       std::to_string(region) + ": this rank has " + std::to_string(have) +
+                       " counters");
   }
   std::lock_guard lock(mu_);
   return read_notifications(region, **found, counter);

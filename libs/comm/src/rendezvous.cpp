@@ -81,10 +81,9 @@ void Engine::start_rendezvous(ReqState& r, ShmPeer& peer, int tag, const RtsBody
       return;
     }
     if (err != EPERM && err != ENOSYS && err != EACCES) {
-      complete_error(
-          r, Error(Errc::peer_lost, "[rank " + std::to_string(rank_) + "] rendezvous from rank " +
-                                        std::to_string(peer.world_rank) + ": " +
-                                        errno_text("process_vm_readv", err)));
+      complete_error(r, Error::at(rank_, Errc::peer_lost,
+                                  "rendezvous from rank " + std::to_string(peer.world_rank) + ": " +
+                                      errno_text("process_vm_readv", err)));
       queue_control(peer, OutItem{OutItem::fin, 0, rts.send_id, 0});
       return;
     }
@@ -127,10 +126,10 @@ void Engine::advance_coop_recv(ReqState& r) {
   r.coop_src = nullptr;
   ShmPeer& peer = peers_[static_cast<std::size_t>(r.local_peer)];
   if (failed) {
-    complete_error(r, Error(Errc::peer_lost,
-                            "[rank " + std::to_string(rank_) + "] rendezvous from rank " +
-                                std::to_string(peer.world_rank) + ": cross-memory attach failed (" +
-                                errno_text("process_vm_readv/writev", r.coop_error) + ")"));
+    complete_error(r, Error::at(rank_, Errc::peer_lost,
+                                "rendezvous from rank " + std::to_string(peer.world_rank) +
+                                    ": cross-memory attach failed (" +
+                                    errno_text("process_vm_readv/writev", r.coop_error) + ")"));
   } else {
     complete(r);
   }

@@ -13,17 +13,16 @@ constexpr std::size_t max_allocation_bytes = std::size_t{1} << 40;
 }  // namespace
 
 Expected<std::span<std::byte>> Engine::allocate(std::size_t bytes) {
-  const std::string prefix = "[rank " + std::to_string(rank_) + "] ";
   if (bytes == 0 || bytes > max_allocation_bytes) {
-    return fail(Errc::invalid_argument, prefix + "allocate(" + std::to_string(bytes) +
-                                            " bytes): sizes are 1.." +
-                                            std::to_string(max_allocation_bytes));
+    return fail_at(rank_, Errc::invalid_argument,
+                   "allocate(" + std::to_string(bytes) + " bytes): sizes are 1.." +
+                       std::to_string(max_allocation_bytes));
   }
   const std::size_t mapped = page_round(bytes);
   auto fd = create_shared_file("tilepipe-alloc", mapped);
-  if (!fd) return fail(fd.error().code, prefix + fd.error().message);
+  if (!fd) return Unexpected{fd.error().on_rank(rank_)};
   auto map = map_shared(*fd, mapped);
-  if (!map) return fail(map.error().code, prefix + map.error().message);
+  if (!map) return Unexpected{map.error().on_rank(rank_)};
   std::span<std::byte> out(map->data(), bytes);
   std::lock_guard lock(mu_);
   allocs_.push_back(SharedAlloc{std::move(*fd), std::move(*map)});

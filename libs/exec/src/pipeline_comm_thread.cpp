@@ -9,9 +9,10 @@ namespace tp::exec {
 
 Status check_comm_thread(const plan::Plan& plan) {
   if (plan.schedule().grouping().kind() == plan::GroupingKind::vertical) {
-    return fail(Errc::invalid_argument,
-                "--comm-thread runs with hyperplane grouping only (vertical grouping splits every "
-                "tile among the CPUs with a barrier per subtile)");
+    return Unexpected{Error::about(
+        "comm_thread", Errc::invalid_argument,
+        "runs with hyperplane grouping only (vertical grouping splits every tile among the CPUs "
+        "with a barrier per subtile)")};
   }
   return {};
 }

@@ -199,9 +199,9 @@ Expected<Plan> Plan::make(const PlanRequest& req) {
   int map_dim = 0;
   if (req.map_dim != 0) {
     if (req.map_dim < 1 || req.map_dim > n) {
-      return fail(Errc::invalid_argument, "--map-dim " + std::to_string(req.map_dim) +
-                                              ": the space has dimensions 1 to " +
-                                              std::to_string(n));
+      return Unexpected{Error::about(
+          "map_dim", Errc::invalid_argument,
+          std::to_string(req.map_dim) + ": the space has dimensions 1 to " + std::to_string(n))};
     }
     map_dim = req.map_dim - 1;
   } else {
@@ -219,20 +219,24 @@ Expected<Plan> Plan::make(const PlanRequest& req) {
   std::vector<Index> meshes;
   if (req.mesh) {
     if (static_cast<int>(req.mesh->size()) != n - 1) {
-      return fail(Errc::invalid_argument,
-                  "--mesh " + join_x(*req.mesh) + " has " + std::to_string(req.mesh->size()) +
-                      " factors but a " + std::to_string(n) + "-dimensional space needs " +
-                      std::to_string(n - 1) + " (one per non-mapping dimension)");
+      return Unexpected{
+          Error::about("mesh", Errc::invalid_argument,
+                       join_x(*req.mesh) + " has " + std::to_string(req.mesh->size()) +
+                           " factors but a " + std::to_string(n) + "-dimensional space needs " +
+                           std::to_string(n - 1) + " (one per non-mapping dimension)")};
     }
     std::int64_t product = 1;
     for (auto f : *req.mesh) {
-      if (f < 1) return fail(Errc::invalid_argument, "--mesh factors must be >= 1");
+      if (f < 1) {
+        return Unexpected{Error::about("mesh", Errc::invalid_argument, "factors must be >= 1")};
+      }
       product *= f;  // each factor <= nodes, so the product is checked below before it can grow
       if (product > req.nodes) break;
     }
     if (product != req.nodes) {
-      return fail(Errc::invalid_argument, "--mesh " + join_x(*req.mesh) + " does not have " +
-                                              std::to_string(req.nodes) + " nodes");
+      return Unexpected{Error::about(
+          "mesh", Errc::invalid_argument,
+          join_x(*req.mesh) + " does not have " + std::to_string(req.nodes) + " nodes")};
     }
     meshes.push_back(*req.mesh);
   } else {

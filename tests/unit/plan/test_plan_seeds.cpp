@@ -135,7 +135,8 @@ TEST(PlanErrors, zero_cpus_and_bad_mesh) {
   r.mesh = Index{2, 2};
   auto plan = Plan::make(r);
   ASSERT_FALSE(plan);
-  EXPECT_EQ(plan.error().message, "--mesh 2x2 does not have 9 nodes");
+  EXPECT_EQ(plan.error().option, "mesh");
+  EXPECT_EQ(plan.error().message, "2x2 does not have 9 nodes");
 }
 
 }  // namespace

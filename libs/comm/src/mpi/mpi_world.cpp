@@ -16,13 +16,13 @@ void finalize_mpi() {
   if (finalized == 0) MPI_Finalize();
 }
 
-#define TP_MPI_TRY(call)                                                                       \
-  do {                                                                                         \
-    const int tp_mpi_rc_ = (call);                                                             \
-    if (tp_mpi_rc_ != MPI_SUCCESS) {                                                           \
-      return fail(Errc::system, "[rank " + std::to_string(rank) + "] " +                       \
-                                    detail::mpi_error_text(#call, tp_mpi_rc_).substr(0, 200)); \
-    }                                                                                          \
+#define TP_MPI_TRY(call)                                                        \
+  do {                                                                          \
+    const int tp_mpi_rc_ = (call);                                              \
+    if (tp_mpi_rc_ != MPI_SUCCESS) {                                            \
+      return fail_at(rank, Errc::system,                                        \
+                     detail::mpi_error_text(#call, tp_mpi_rc_).substr(0, 200)); \
+    }                                                                           \
   } while (0)
 
 /// What host rank 0 tells the others about the segment.
@@ -67,10 +67,9 @@ Expected<World> World::from_mpi(const Config& config) {
     TP_MPI_TRY(MPI_Comm_rank(host, &host_rank));
     if (config.transport == TransportKind::shm && host_size != size) {
       MPI_Comm_free(&host);
-      return fail(Errc::invalid_argument, "[rank " + std::to_string(rank) +
-                                              "] transport shm needs every rank on one host (" +
-                                              std::to_string(host_size) + " of " +
-                                              std::to_string(size) + " are here)");
+      return fail_at(rank, Errc::invalid_argument,
+                     "transport shm needs every rank on one host (" + std::to_string(host_size) +
+                         " of " + std::to_string(size) + " are here)");
     }
     if (host_size > 1) {
       local_ranks.resize(static_cast<std::size_t>(host_size));
@@ -93,19 +92,17 @@ Expected<World> World::from_mpi(const Config& config) {
       if (d.fd < 0) {
         MPI_Comm_free(&host);
         if (!made) return Unexpected{made.error()};
-        return fail(Errc::system, "[rank " + std::to_string(rank) +
-                                      "] host rank 0 could not "
-                                      "create the shared segment");
+        return fail_at(rank, Errc::system,
+                       "host rank 0 could not "
+                       "create the shared segment");
       }
       if (host_rank != 0) {
         auto f = detail::open_peer_file(d.pid, d.fd);
-        if (!f)
-          return fail(f.error().code, "[rank " + std::to_string(rank) + "] " + f.error().message);
+        if (!f) return Unexpected{f.error().on_rank(rank)};
         fd = std::move(*f);
       }
       auto map = detail::map_shared(fd, d.bytes);
-      if (!map)
-        return fail(map.error().code, "[rank " + std::to_string(rank) + "] " + map.error().message);
+      if (!map) return Unexpected{map.error().on_rank(rank)};
       segment = std::move(*map);
       if (host_rank == 0) detail::init_segment(segment.data(), geo);
       // Everyone has opened the memfd (and the header is written) after this barrier; the

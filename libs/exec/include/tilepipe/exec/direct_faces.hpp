@@ -31,7 +31,7 @@ inline Expected<bool> resolve_direct_faces(FaceMode mode, const comm::World& wor
     why = "needs dependences along the axes (this kernel has a diagonal one)";
   } else if (world.config().link.enabled) {
     // Direct stores bypass the emulated link: only a message can be charged its bytes.
-    why = "cannot be charged to an emulated link (--link): faces must travel as messages";
+    why = "cannot be charged to an emulated link: faces must travel as messages";
   } else {
     for (int p = 0; p < world.size(); ++p) {
       if (p != world.rank() && world.transport_to(p) != "shm") {
@@ -44,7 +44,8 @@ inline Expected<bool> resolve_direct_faces(FaceMode mode, const comm::World& wor
   }
   if (why == nullptr) return world.size() > 1;
   if (mode == FaceMode::automatic) return false;
-  return fail(Errc::invalid_argument, std::string("--faces direct ") + why + detail);
+  return Unexpected{
+      Error::about("faces", Errc::invalid_argument, std::string("direct ") + why + detail)};
 }
 
 /// A rank's slab in a region, and the shared-memory neighbours' slabs it writes faces into.
@@ -86,15 +87,15 @@ class DirectFaces {
       if (view.data() != nullptr) continue;
       auto mem = world_->peer_memory(region_, line.peer);
       if (!mem || mem->size() < header_bytes) {
-        return fail(Errc::internal, "[rank " + std::to_string(world_->rank()) + "] rank " +
-                                        std::to_string(line.peer) +
-                                        "'s slab is not mapped for direct faces");
+        return fail_at(
+            world_->rank(), Errc::internal,
+            "rank " + std::to_string(line.peer) + "'s slab is not mapped for direct faces");
       }
       Box<D> box;
       std::memcpy(&box, mem->data(), sizeof box);
       if (mem->size() < header_bytes + static_cast<std::size_t>(box.volume()) * sizeof(T)) {
-        return fail(Errc::internal, "[rank " + std::to_string(world_->rank()) + "] rank " +
-                                        std::to_string(line.peer) + "'s slab is truncated");
+        return fail_at(world_->rank(), Errc::internal,
+                       "rank " + std::to_string(line.peer) + "'s slab is truncated");
       }
       view = SlabView<T, D>(reinterpret_cast<T*>(mem->data() + header_bytes), box);
     }
@@ -102,9 +103,8 @@ class DirectFaces {
       const auto& view = peers_[static_cast<std::size_t>(line.peer)];
       for (const auto& r : line.regions) {
         if (!view.bounds().contains(r)) {
-          return fail(Errc::internal, "[rank " + std::to_string(world_->rank()) +
-                                          "] a face does not lie in rank " +
-                                          std::to_string(line.peer) + "'s slab");
+          return fail_at(world_->rank(), Errc::internal,
+                         "a face does not lie in rank " + std::to_string(line.peer) + "'s slab");
         }
         // Map the consumer's pages under the face into this process now (a read of one element
         // per page; shared memory pages map writable), not at the first send.

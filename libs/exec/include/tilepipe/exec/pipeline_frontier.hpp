@@ -422,10 +422,9 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
       last_end[tt] = Clock::now();
     });
   } catch (const detail::PipelineError& e) {
-    return Unexpected{e.error};
+    return Unexpected{e.error.on_rank(world.rank())};
   } catch (const std::exception& e) {
-    return fail(Errc::internal,
-                std::string("[rank ") + std::to_string(world.rank()) + "] " + e.what());
+    return fail_at(world.rank(), Errc::internal, e.what());
   }
   report.wall_s = detail::seconds(Clock::now() - run_start);
   for (std::size_t t = 0; t < nt; ++t) {

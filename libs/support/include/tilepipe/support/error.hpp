@@ -1,8 +1,10 @@
 // Error values for bad input and environment failures (docs/architecture.md, "Errors").
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace tp {
 
@@ -17,13 +19,40 @@ enum class Errc {
   internal,          ///< anything else that is not the user's fault: exit 1
 };
 
-/// An error: a code and one line of text that names the problem and the values involved.
+/// An error: a code, one line of text that names the problem and the values involved, and its
+/// context as data (which rank, which tile, which option), never concatenated into the text: the
+/// application alone formats them (the CLI's `tilepipe: error: [rank R] ...`).
 struct Error {
   Errc code = Errc::internal;
   std::string message;
+  int rank = -1;                   ///< the rank that raised it, or -1 (not rank-specific)
+  std::vector<std::int64_t> tile;  ///< the lowest point (1-based) of the tile it arose in, or {}
+  /// The option at fault by its library name ("faces", "comm_thread", "link"), or empty; the
+  /// message then continues the option's name ("direct needs every rank on shared memory").
+  std::string option;
 
   Error() = default;
   Error(Errc c, std::string msg) : code(c), message(std::move(msg)) {}
+
+  /// An error raised on rank `r`.
+  static Error at(int r, Errc c, std::string msg) {
+    Error e(c, std::move(msg));
+    e.rank = r;
+    return e;
+  }
+  /// An error about option `name`.
+  static Error about(std::string name, Errc c, std::string msg) {
+    Error e(c, std::move(msg));
+    e.option = std::move(name);
+    return e;
+  }
+
+  /// This error, raised on rank `r` unless a rank is already known (the first one to see it).
+  [[nodiscard]] Error on_rank(int r) const& {
+    Error e = *this;
+    if (e.rank < 0) e.rank = r;
+    return e;
+  }
 
   /// True when the error is the user's input (exit code 2), false for environment failures.
   [[nodiscard]] bool is_user_error() const noexcept {

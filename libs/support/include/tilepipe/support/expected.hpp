@@ -20,6 +20,11 @@ inline Unexpected fail(Errc code, std::string message) {
   return Unexpected{Error{code, std::move(message)}};
 }
 
+/// Builds an Unexpected raised on rank `rank` (Error::at).
+inline Unexpected fail_at(int rank, Errc code, std::string message) {
+  return Unexpected{Error::at(rank, code, std::move(message))};
+}
+
 /// A T or an Error. Accessing the wrong alternative is a bug (TP_ASSERT).
 template <class T>
 class [[nodiscard]] Expected {
