@@ -22,6 +22,8 @@ namespace tp::comm::detail {
 /// Library-internal tags (user tags are >= 0).
 inline constexpr int tag_barrier_base = -40;  ///< -40 .. -9: dissemination barrier rounds
 inline constexpr int tag_region = -2;         ///< region descriptors
+inline constexpr int tag_reduce = -50;        ///< World::allreduce_min
+inline constexpr int tag_gather = -51;        ///< World::gather
 inline constexpr int min_internal_tag = -64;
 
 /// One isend/irecv in the pool. Guarded by Engine::mu_.

@@ -1,9 +1,5 @@
-// Non-template parts of the communication-thread pipeline: the plan check and the agreement on
-// the share.
+// Non-template part of the communication-thread pipeline: the plan check.
 #include <tilepipe/exec/pipeline.hpp>
-
-#include <algorithm>
-#include <cstring>
 
 namespace tp::exec {
 
@@ -17,32 +13,4 @@ Status check_comm_thread(const plan::Plan& plan) {
   return {};
 }
 
-namespace detail {
-
-Expected<double> allreduce_min(comm::World& world, double value) {
-  constexpr int tag = comm::max_tag - 1;
-  const auto bytes = [](double& v) { return std::as_writable_bytes(std::span<double>(&v, 1)); };
-  if (world.rank() == 0) {
-    double result = value;
-    for (int r = 1; r < world.size(); ++r) {
-      double v = 0;
-      if (auto got = world.recv(r, tag, bytes(v)); !got) return Unexpected{got.error()};
-      result = std::min(result, v);
-    }
-    for (int r = 1; r < world.size(); ++r) {
-      if (auto s = world.send(r, tag, std::as_bytes(std::span<const double>(&result, 1))); !s) {
-        return Unexpected{s.error()};
-      }
-    }
-    return result;
-  }
-  if (auto s = world.send(0, tag, std::as_bytes(std::span<const double>(&value, 1))); !s) {
-    return Unexpected{s.error()};
-  }
-  double result = 0;
-  if (auto got = world.recv(0, tag, bytes(result)); !got) return Unexpected{got.error()};
-  return result;
-}
-
-}  // namespace detail
 }  // namespace tp::exec

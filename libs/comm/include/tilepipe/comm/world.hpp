@@ -126,6 +126,12 @@ class World {
   Expected<RecvInfo> recv(int source, int tag, std::span<std::byte> buffer);
   /// Returns when every rank has entered the barrier.
   Status barrier();
+  /// Collective: the least `value` over all ranks, on every rank (rank 0 gathers and answers, on a
+  /// library tag: user messages in flight are not disturbed).
+  Expected<double> allreduce_min(double value);
+  /// Collective: every rank's `blob` (sizes may differ) on rank 0, in rank order; the other ranks
+  /// get an empty vector. On a library tag.
+  Expected<std::vector<std::vector<std::byte>>> gather(std::span<const std::byte> blob);
 
   /// Collective: every rank exposes `bytes` bytes (may differ per rank) that peers can put into,
   /// with `counters` notification counters (1..max_region_counters, may differ per rank).

@@ -7,6 +7,7 @@
 #include <tilepipe/comm/world.hpp>
 #include <tilepipe/exec/face_transport.hpp>
 #include <tilepipe/exec/pipeline_tasks.hpp>
+#include <tilepipe/exec/probes.hpp>
 #include <tilepipe/exec/slab.hpp>
 
 #include <algorithm>
@@ -152,34 +153,25 @@ class DirectFaces {
     return {};
   }
 
-  /// Seconds one direct face takes to reach a neighbour (copy + notification + the consumer
-  /// seeing it): every rank sends face 0 of each send line on the probe counters and waits for
-  /// one on each receive line; median of 7 rounds of the round time over the faces received.
-  /// Collective. The probe writes the producers' (not yet computed) face 0 into the consumers'
-  /// halos; the run's face 0 overwrites it before its notification.
-  Expected<double> measure_transfer(const RankLayout<D>& layout) {
-    using Clock = std::chrono::steady_clock;
-    constexpr int reps = 7;
-    std::vector<double> times;
-    for (int r = 0; r < reps; ++r) {
-      if (auto b = world_->barrier(); !b) return Unexpected{b.error()};
-      const auto a = Clock::now();
+  /// Collective, after create on every rank: connects (connect) and measures the seconds one
+  /// direct face takes to reach a neighbour (copy + notification + the consumer seeing it; the
+  /// probe rounds of measure_face_rounds on the probe counters). The probe writes the producers'
+  /// (not yet computed) face 0 into the consumers' halos; the run's face 0 overwrites it before
+  /// its notification.
+  Expected<double> connect_and_measure(const RankLayout<D>& layout) {
+    if (auto b = world_->barrier(); !b) return Unexpected{b.error()};  // every box is written
+    if (auto c = connect(layout.send_lines); !c) return Unexpected{c.error()};
+    const auto start = [&](int) -> Status {
       for (const auto& line : layout.send_lines) {
         if (auto s = send(line, 0, probe_base_); !s) return Unexpected{s.error()};
       }
-      for (const auto& line : layout.recv_lines) {
-        if (auto s = wait(line, r, probe_base_); !s) return Unexpected{s.error()};
-      }
-      if (!layout.recv_lines.empty()) {
-        times.push_back(std::chrono::duration<double>(Clock::now() - a).count() /
-                        static_cast<double>(layout.recv_lines.size()));
-      }
-    }
-    if (auto b = world_->barrier(); !b) return Unexpected{b.error()};
-    if (times.empty()) return 0.0;
-    std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2),
-                     times.end());
-    return times[times.size() / 2];
+      return {};
+    };
+    const auto await = [&](int round) -> Status {
+      for (const auto& line : layout.recv_lines) TP_TRY(wait(line, round, probe_base_));
+      return {};
+    };
+    return measure_face_rounds(*world_, layout.recv_lines.size(), start, await);
   }
 
  private:
@@ -196,38 +188,6 @@ class DirectFaces {
   SlabView<T, D> slab_;
   std::vector<SlabView<T, D>> peers_;  ///< by rank; empty for ranks this rank does not send to
   std::size_t probe_base_ = 0;
-};
-
-/// A rank's slab: in a DirectFaces region when faces go direct, else in a zero-filled vector.
-template <class T, int D>
-struct RankSlab {
-  std::vector<T> storage;
-  std::optional<DirectFaces<T, D>> faces;
-  SlabView<T, D> view;
-
-  /// Collective when `direct` (every rank must agree, resolve_direct_faces).
-  static Expected<RankSlab> make(comm::World& world, const Box<D>& box, bool direct, int tags) {
-    RankSlab s;
-    if (direct) {
-      auto f = DirectFaces<T, D>::create(world, box, tags);
-      if (!f) return Unexpected{f.error()};
-      s.faces.emplace(std::move(*f));
-      s.view = s.faces->slab();
-    } else {
-      s.storage.resize(static_cast<std::size_t>(box.volume()));
-      s.view = SlabView<T, D>(s.storage.data(), box);
-    }
-    return s;
-  }
-
-  /// Collective: connects direct faces (after a barrier) and measures t_face the way the run
-  /// sends faces (direct, or messages: measure_face_transfer).
-  Expected<double> connect_and_measure(comm::World& world, const RankLayout<D>& layout) {
-    if (!faces) return measure_face_transfer(world, layout, sizeof(T));
-    if (auto b = world.barrier(); !b) return Unexpected{b.error()};  // every box is written
-    if (auto c = faces->connect(layout.send_lines); !c) return Unexpected{c.error()};
-    return faces->measure_transfer(layout);
-  }
 };
 
 }  // namespace tp::exec

@@ -23,23 +23,25 @@ struct RunTotal {
 
 namespace detail {
 
-inline Status send_blob(comm::World& world, int tag, const std::vector<std::byte>& blob) {
-  const std::uint64_t n = blob.size();
-  TP_TRY(world.send(0, tag, std::as_bytes(std::span<const std::uint64_t>(&n, 1))));
-  if (n > 0) TP_TRY(world.send(0, tag, blob));
-  return {};
+/// Appends a length-prefixed piece to `blob`; take_piece reads it back from `at`.
+inline void put_piece(std::vector<std::byte>& blob, std::span<const std::byte> piece) {
+  const std::uint64_t n = piece.size();
+  const auto* p = reinterpret_cast<const std::byte*>(&n);
+  blob.insert(blob.end(), p, p + sizeof n);
+  blob.insert(blob.end(), piece.begin(), piece.end());
 }
 
-inline Expected<std::vector<std::byte>> recv_blob(comm::World& world, int source, int tag) {
+inline Expected<std::vector<std::byte>> take_piece(const std::vector<std::byte>& blob,
+                                                   std::size_t& at) {
   std::uint64_t n = 0;
-  auto a = world.recv(source, tag, std::as_writable_bytes(std::span<std::uint64_t>(&n, 1)));
-  if (!a) return Unexpected{a.error()};
-  std::vector<std::byte> blob(n);
-  if (n > 0) {
-    auto b = world.recv(source, tag, blob);
-    if (!b) return Unexpected{b.error()};
-  }
-  return blob;
+  if (blob.size() - at < sizeof n) return fail(Errc::internal, "malformed outcome from a rank");
+  std::memcpy(&n, blob.data() + at, sizeof n);
+  at += sizeof n;
+  if (blob.size() - at < n) return fail(Errc::internal, "malformed outcome from a rank");
+  std::vector<std::byte> piece(blob.begin() + static_cast<std::ptrdiff_t>(at),
+                               blob.begin() + static_cast<std::ptrdiff_t>(at + n));
+  at += n;
+  return piece;
 }
 
 }  // namespace detail
@@ -51,31 +53,27 @@ Expected<std::optional<RunTotal<typename K::result_type>>> gather_outcomes(
     comm::World& world, const RankOutcome<typename K::result_type>& mine) {
   using R = typename K::result_type;
   static_assert(std::is_trivially_copyable_v<R>, "results cross ranks as bytes");
-  constexpr int tag = comm::max_tag - 1;
-  if (world.rank() != 0) {
-    std::vector<std::byte> r(sizeof(R));
-    std::memcpy(r.data(), &mine.result, sizeof(R));
-    TP_TRY(detail::send_blob(world, tag, r));
-    TP_TRY(detail::send_blob(world, tag, encode(mine.report)));
-    TP_TRY(detail::send_blob(world, tag, encode_spans(mine.spans)));
-    return std::optional<RunTotal<R>>();
-  }
+  std::vector<std::byte> blob;
+  detail::put_piece(blob, std::as_bytes(std::span<const R>(&mine.result, 1)));
+  detail::put_piece(blob, encode(mine.report));
+  detail::put_piece(blob, encode_spans(mine.spans));
+  auto all = world.gather(blob);
+  if (!all) return Unexpected{all.error()};
+  if (world.rank() != 0) return std::optional<RunTotal<R>>();
   RunTotal<R> total;
-  total.result = mine.result;
-  total.summary.ranks.push_back(mine.report);
-  total.spans.push_back(mine.spans);
-  for (int src = 1; src < world.size(); ++src) {
-    auto r = detail::recv_blob(world, src, tag);
+  for (const auto& b : *all) {
+    std::size_t at = 0;
+    auto r = detail::take_piece(b, at);
     if (!r) return Unexpected{r.error()};
+    auto rep = detail::take_piece(b, at);
+    if (!rep) return Unexpected{rep.error()};
+    auto sp = detail::take_piece(b, at);
+    if (!sp) return Unexpected{sp.error()};
     if (r->size() != sizeof(R)) return fail(Errc::internal, "malformed result from a rank");
     R value{};
     std::memcpy(&value, r->data(), sizeof(R));
     total.result = K::combine(total.result, value);
-    auto rep = detail::recv_blob(world, src, tag);
-    if (!rep) return Unexpected{rep.error()};
     total.summary.ranks.push_back(decode_report(*rep));
-    auto sp = detail::recv_blob(world, src, tag);
-    if (!sp) return Unexpected{sp.error()};
     total.spans.push_back(decode_spans(*sp));
   }
   return std::optional<RunTotal<R>>(std::move(total));

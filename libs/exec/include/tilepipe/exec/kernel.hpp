@@ -173,4 +173,15 @@ constexpr int halo_width(int d) noexcept {
   return w;
 }
 
+/// True when a dependence of K has more than one non-zero component (faces then carry corners).
+template <class K>
+constexpr bool has_diagonal_dependence() noexcept {
+  for (const auto& dep : K::deps) {
+    int nonzero = 0;
+    for (const auto c : dep) nonzero += c != 0 ? 1 : 0;
+    if (nonzero > 1) return true;
+  }
+  return false;
+}
+
 }  // namespace tp::exec

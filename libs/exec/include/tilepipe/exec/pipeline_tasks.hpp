@@ -257,18 +257,4 @@ Expected<RankLayout<D>> build_rank_layout(const plan::Plan& plan, int rank,
   return layout;
 }
 
-/// Seconds one face takes to reach a neighbour: every rank sends one face of each of its send
-/// lines and receives one on each receive line at once; median over repetitions of the round
-/// time divided by the faces received. Collective; 0 when the rank has no neighbour.
-template <int D>
-Expected<double> measure_face_transfer(comm::World& world, const RankLayout<D>& layout,
-                                       std::size_t elem_bytes);
-
-/// Seconds a resident kernel takes for a tile of `box`'s extents (min of 3 runs on a scratch
-/// slab at the space's corner, boundary values around it): alpha of seed 002 formula (6).
-template <ResidentKernel K>
-double measure_tile_seconds(const K& kernel, const Box<K::dims>& box);
-
 }  // namespace tp::exec
-
-#include <tilepipe/exec/pipeline_probes.hpp>

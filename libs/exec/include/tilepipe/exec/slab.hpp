@@ -105,4 +105,25 @@ void fill_halo(const K& kernel, const SlabView<typename K::value_type, K::dims>&
   });
 }
 
+/// Fills the halo layers of the slab that lie below the space (index 0 layers) with the kernel's
+/// boundary values; O(surface), unlike fill_halo's scan of the whole slab. The rest of a rank's
+/// halo comes from its neighbours' faces.
+template <ResidentKernel K>
+void fill_outer_halo(const K& kernel, const SlabView<typename K::value_type, K::dims>& slab,
+                     const Box<K::dims>& space) {
+  constexpr int D = K::dims;
+  for (int d = 0; d < D; ++d) {
+    if (slab.bounds().lo[d] >= space.lo[d]) continue;
+    Box<D> layer = slab.bounds();
+    layer.hi[d] = space.lo[d];
+    for_each_row(layer, [&](const Point<D>& first) {
+      Point<D> p = first;
+      for (Index j = 0; j < layer.extent(D - 1); ++j) {
+        p[D - 1] = first[D - 1] + j;
+        *slab.at(p) = kernel.boundary_value(p);
+      }
+    });
+  }
+}
+
 }  // namespace tp::exec

@@ -1,0 +1,247 @@
+// What every rank pipeline shares (docs/adr/0001-one-rank-pipeline.md): the options and the
+// outcome, the per-thread record of phases, counters, exposed time and trace spans, the one error
+// boundary that names rank and tile, the subtile cut of vertical grouping, and the run's
+// prologue (checks, report) and epilogue (sums into the report).
+#pragma once
+
+#include <tilepipe/comm/world.hpp>
+#include <tilepipe/exec/face_transport.hpp>
+#include <tilepipe/exec/kernel.hpp>
+#include <tilepipe/exec/pipeline_tasks.hpp>
+#include <tilepipe/exec/run_report.hpp>
+#include <tilepipe/exec/step_team.hpp>
+#include <tilepipe/exec/trace.hpp>
+#include <tilepipe/plan/plan.hpp>
+#include <tilepipe/support/expected.hpp>
+
+#include <chrono>
+#include <exception>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tp::exec {
+
+/// How a rank runs its share of a plan.
+struct PipelineOptions {
+  /// Subtiles per tile for vertical grouping (seed 002 formula (7)); 0 = the model's N
+  /// (model::best_subtiles) from alpha and t_sync_in measured on this rank before the run.
+  int subtiles = 0;
+  /// One thread does all the rank's communication and computes a smaller share of the tiles
+  /// (seed 002 section 5.4; pipeline_comm_thread.hpp). Hyperplane grouping only.
+  bool comm_thread = false;
+  /// With comm_thread: the communication thread's share in [0, 1] instead of the measured one
+  /// (tests, experiments); negative = measure.
+  double comm_thread_share = -1;
+  /// How resident faces reach a neighbour rank (direct: one copy straight into its slab).
+  FaceMode faces = FaceMode::automatic;
+  /// Record spans for a Chrome trace.
+  bool trace = false;
+  /// Time zero of the trace (the same on every rank of a host).
+  std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();
+};
+
+/// What one rank produced: its share of the result, its report and (if traced) its spans.
+template <class R>
+struct RankOutcome {
+  R result{};
+  RankReport report;
+  std::vector<Span> spans;
+};
+
+namespace detail {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+/// Carries an Error out of a worker thread to the rank's error boundary (run_guarded).
+struct PipelineError : std::runtime_error {
+  explicit PipelineError(Error e) : std::runtime_error(e.message), error(std::move(e)) {}
+  Error error;
+};
+
+template <class T>
+T must(Expected<T> e) {
+  if (!e) throw PipelineError(e.error());
+  return std::move(*e);
+}
+inline void must(Status s) {
+  if (!s) throw PipelineError(s.error());
+}
+
+/// What one thread of a rank did during a run. Every thread writes its own record on every tile:
+/// records are cache-line aligned so that neighbours in a vector never share a line. The trace is
+/// an observer: with a Tracer, every accounted span is also recorded.
+struct alignas(64) ThreadRecord {
+  PhaseTimes phases;
+  std::int64_t sent = 0;                      ///< faces sent to other ranks
+  std::int64_t sent_bytes = 0;                ///< their payload bytes
+  std::int64_t received = 0;                  ///< faces received from other ranks
+  double exposed_s = 0;                       ///< communication the thread waited for (RankReport)
+  Clock::time_point last_end = Clock::now();  ///< end of the thread's last sub-step
+  Tracer* tracer = nullptr;
+  int thread = 0;
+
+  /// The phase a span kind adds to.
+  double& phase(SpanKind kind) noexcept {
+    switch (kind) {
+      case SpanKind::compute:
+        return phases.compute_s;
+      case SpanKind::send_start:
+        return phases.send_start_s;
+      case SpanKind::wait:
+        return phases.wait_s;
+      case SpanKind::sync:
+        break;
+    }
+    return phases.sync_s;
+  }
+  /// Sends [a, b) to the trace only.
+  void trace(SpanKind kind, std::int64_t step, Clock::time_point a, Clock::time_point b) {
+    if (tracer != nullptr) tracer->record(thread, kind, step, a, b);
+  }
+  /// Adds [a, b) to the phase of `kind` and to the trace.
+  void account(SpanKind kind, std::int64_t step, Clock::time_point a, Clock::time_point b) {
+    phase(kind) += seconds(b - a);
+    trace(kind, step, a, b);
+  }
+  /// A wait for communication that ended now: at most `cap` of it counts as exposed.
+  void exposed(Clock::time_point since, double cap) {
+    exposed_s += std::min(seconds(Clock::now() - since), cap);
+  }
+  /// Start of a sub-step: the barrier since the last one was sync time.
+  void begin(Index sub, std::int64_t step) {
+    const auto now = Clock::now();
+    phases.sync_s += seconds(now - last_end);
+    if (sub > 0) trace(SpanKind::sync, step, last_end, now);
+  }
+  void end() { last_end = Clock::now(); }
+};
+
+/// The per-thread records of one rank's run and its tracer.
+class ThreadRecords {
+ public:
+  ThreadRecords(int threads, const PipelineOptions& options)
+      : tracer_(options.trace ? Tracer(threads, options.epoch) : Tracer()),
+        records_(static_cast<std::size_t>(threads)) {
+    for (int t = 0; t < threads; ++t) {
+      records_[static_cast<std::size_t>(t)].thread = t;
+      if (tracer_.enabled()) records_[static_cast<std::size_t>(t)].tracer = &tracer_;
+    }
+  }
+  ThreadRecords(const ThreadRecords&) = delete;
+  ThreadRecords& operator=(const ThreadRecords&) = delete;
+
+  ThreadRecord& operator[](int t) { return records_[static_cast<std::size_t>(t)]; }
+  /// Marks every thread's start (just before the first sub-step).
+  void start() {
+    start_ = Clock::now();
+    for (auto& r : records_) r.last_end = start_;
+  }
+  /// The epilogue: wall time since start(), the threads' sums and the spans into `outcome`.
+  template <class R>
+  void finish(RankOutcome<R>& outcome) const {
+    RankReport& report = outcome.report;
+    report.wall_s = seconds(Clock::now() - start_);
+    for (const auto& r : records_) {
+      report.phases += r.phases;
+      report.messages_sent += r.sent;
+      report.bytes_sent += r.sent_bytes;
+      report.messages_received += r.received;
+      report.exposed_comm_s += r.exposed_s;
+    }
+    if (tracer_.enabled()) outcome.spans = tracer_.spans();
+  }
+
+ private:
+  Tracer tracer_;
+  std::vector<ThreadRecord> records_;
+  Clock::time_point start_ = Clock::now();
+};
+
+/// The rank's one error boundary: runs body(thread, sub-step) on `threads` threads (run_steps);
+/// an Error or exception in any thread stops every thread and comes back naming this rank (and
+/// the tile, when kernel_call raised it).
+template <class Body>
+Status run_guarded(int rank, int threads, Index substeps, Body&& body) {
+  try {
+    run_steps(threads, substeps, std::forward<Body>(body));
+  } catch (const PipelineError& e) {
+    return Unexpected{e.error.on_rank(rank)};
+  } catch (const std::exception& e) {
+    return fail_at(rank, Errc::internal, e.what());
+  }
+  return {};
+}
+
+/// Calls `fn` (a kernel call on `box`); an exception becomes an error naming the tile.
+template <int D, class Fn>
+decltype(auto) kernel_call(const Box<D>& box, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    Error error(Errc::internal, std::string("kernel failed: ") + e.what());
+    for (int d = 0; d < D; ++d) error.tile.push_back(box.lo[d]);
+    throw PipelineError(std::move(error));
+  }
+}
+
+/// Subtile s of n of `box`: the box cut into n parts along dimension `dim` (vertical grouping).
+template <int D>
+Box<D> subtile(const Box<D>& box, int dim, Index s, Index n) {
+  Box<D> part = box;
+  if (n > 1) {
+    const Index len = box.extent(dim);
+    part.lo[dim] = box.lo[dim] + len * s / n;
+    part.hi[dim] = box.lo[dim] + len * (s + 1) / n;
+  }
+  return part;
+}
+
+/// Why a plan cannot run with a kernel of `dims` dimensions on `world`, or success.
+Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dims);
+
+/// N of vertical grouping on this rank: `requested` if > 0, else the model's N
+/// (model::best_subtiles: seed 002 (7) with the CPU grid's depth) from a tile's `alpha_s` and
+/// the threads' barrier time measured now; clamped to [1, the layout's shortest tile along the
+/// mapping dimension]. 1 for hyperplane grouping.
+int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index max_n,
+                    double alpha_s);
+
+/// choose_subtiles for `layout`, measuring alpha (`alpha_s()`) only when N is to be chosen.
+template <int D, class Alpha>
+int choose_subtiles(const plan::Plan& plan, int requested, const RankLayout<D>& layout,
+                    Alpha&& alpha_s) {
+  const bool choose =
+      requested <= 0 && plan.schedule().grouping().kind() == plan::GroupingKind::vertical;
+  return choose_subtiles(plan, requested, layout.max_cpu_offset, layout.min_map_extent,
+                         choose ? alpha_s() : 0.0);
+}
+
+/// The report's fields every pipeline fills first.
+template <class R>
+RankOutcome<R> start_outcome(const comm::World& world, int threads) {
+  RankOutcome<R> outcome;
+  outcome.report.rank = world.rank();
+  outcome.report.threads = threads;
+  return outcome;
+}
+
+/// Adds the tiles and points of `layout` to `report`.
+template <int D>
+void count_tiles(const RankLayout<D>& layout, RankReport& report) {
+  for (const auto& s : layout.steps) {
+    for (const auto& task : s.tasks) {
+      ++report.tiles;
+      report.points += task.box.volume();
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace tp::exec

@@ -1,0 +1,53 @@
+// Non-template parts of the rank pipelines' shared context: the plan check, the choice of N, the
+// threads' barrier probe.
+#include <tilepipe/exec/probes.hpp>
+#include <tilepipe/exec/rank_context.hpp>
+#include <tilepipe/model/cost_model.hpp>
+
+#include <algorithm>
+
+namespace tp::exec {
+
+double measure_barrier_s(int threads) {
+  constexpr Index rounds = 200;
+  std::vector<double> batches;
+  for (int b = 0; b < 5; ++b) {
+    const auto a = detail::Clock::now();
+    run_steps(threads, rounds, [](int, Index) {});
+    batches.push_back(detail::seconds(detail::Clock::now() - a) / static_cast<double>(rounds));
+  }
+  std::sort(batches.begin(), batches.end());
+  return batches[batches.size() / 2];
+}
+
+namespace detail {
+
+Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dims) {
+  if (plan.space().dims() != dims) {
+    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.space().dims()) +
+                                            " dimensions but the kernel has " +
+                                            std::to_string(dims));
+  }
+  if (world.size() != plan.nodes()) {
+    return fail(Errc::invalid_argument, "the plan has " + std::to_string(plan.nodes()) +
+                                            " nodes but the world has " +
+                                            std::to_string(world.size()) + " ranks");
+  }
+  return {};
+}
+
+int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index max_n,
+                    double alpha_s) {
+  if (plan.schedule().grouping().kind() != plan::GroupingKind::vertical) return 1;
+  Index n = requested;
+  if (n <= 0) {
+    const int threads = static_cast<int>(plan.cpus());
+    const double t_sync_in = threads > 1 ? measure_barrier_s(threads) : 0.0;
+    n = model::best_subtiles(model::Seconds(alpha_s), model::Seconds(t_sync_in), depth,
+                             std::max<Index>(max_n, 1));
+  }
+  return static_cast<int>(std::clamp<Index>(n, 1, std::max<Index>(max_n, 1)));
+}
+
+}  // namespace detail
+}  // namespace tp::exec
