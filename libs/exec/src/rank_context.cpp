@@ -1,5 +1,4 @@
-// Non-template parts of the rank pipelines' shared context: the plan check, the choice of N, the
-// threads' barrier probe.
+// Non-template parts of the rank pipelines' shared context: the plan check, the choice of N.
 #include <tilepipe/exec/probes.hpp>
 #include <tilepipe/exec/rank_context.hpp>
 #include <tilepipe/model/cost_model.hpp>
@@ -7,18 +6,6 @@
 #include <algorithm>
 
 namespace tp::exec {
-
-double measure_barrier_s(int threads) {
-  constexpr Index rounds = 200;
-  std::vector<double> batches;
-  for (int b = 0; b < 5; ++b) {
-    const auto a = detail::Clock::now();
-    run_steps(threads, rounds, [](int, Index) {});
-    batches.push_back(detail::seconds(detail::Clock::now() - a) / static_cast<double>(rounds));
-  }
-  std::sort(batches.begin(), batches.end());
-  return batches[batches.size() / 2];
-}
 
 namespace detail {
 

@@ -53,16 +53,18 @@ class MessageLines {
       post(l);
     }
   }
-  /// Waits for face `seq` of receive line l, `elems` elements (the wait, at most `cap` of it,
-  /// counts as exposed); it stays readable until release(l).
-  std::span<const E> await(std::size_t l, Index seq, std::size_t elems, ThreadRecord& rec,
-                           double cap) {
+  /// The measured transfer time of one face: at most this much of a wait counts as exposed.
+  void set_cap(double cap_s) noexcept { cap_ = cap_s; }
+
+  /// Waits for face `seq` of receive line l, `elems` elements; it stays readable until
+  /// release(l).
+  std::span<const E> await(std::size_t l, Index seq, std::size_t elems, ThreadRecord& rec) {
     Line& in = recv_[l];
     auto& req = in.req[static_cast<std::size_t>(seq & 1)];
     TP_ASSERT(req.active());
     const auto w0 = Clock::now();
     const auto info = must(world_->wait(req));
-    rec.exposed(w0, cap);
+    rec.exposed(w0, cap_);
     if (info.bytes != elems * sizeof(E)) {
       throw PipelineError(
           Error(Errc::internal, "face " + std::to_string(seq) + " from rank " +
@@ -106,14 +108,14 @@ class MessageLines {
     list.clear();
     return true;
   }
-  /// Waits for the sends in flight on send line l; with `rec`, each wait (at most `cap`) counts
-  /// as exposed (the blocking schedule pays its transfers).
-  void complete(std::size_t l, ThreadRecord* rec, double cap) {
+  /// Waits for the sends in flight on send line l; with `rec`, each wait counts as exposed (the
+  /// blocking schedule pays its transfers).
+  void complete(std::size_t l, ThreadRecord* rec) {
     for (auto& r : send_[l].req) {
       if (!r.active()) continue;
       const auto w0 = Clock::now();
       must(world_->wait(r));
-      if (rec != nullptr) rec->exposed(w0, cap);
+      if (rec != nullptr) rec->exposed(w0, cap_);
     }
   }
 
@@ -145,6 +147,7 @@ class MessageLines {
   std::vector<Line> recv_;
   std::vector<Line> send_;
   std::vector<std::vector<Queued>> queues_;
+  double cap_ = 0;
 };
 
 /// A resident kernel's faces between ranks and its slab, whichever way the faces travel.
@@ -187,13 +190,13 @@ class CopiedFaces final : public ResidentFaces<T, D> {
   }
   Expected<double> connect_and_measure() override {
     auto s = measure_face_transfer(*world_, *layout_, sizeof(T));
-    if (s) cap_ = *s;
+    if (s) lines_.set_cap(*s);
     return s;
   }
   void post_all() override { lines_.post_all(); }
   void await(std::size_t l, Index seq, ThreadRecord& rec) override {
     const Box<D>& region = layout_->recv_lines[l].regions[static_cast<std::size_t>(seq)];
-    unpack<T, D>(lines_.await(l, seq, static_cast<std::size_t>(region.volume()), rec, cap_), region,
+    unpack<T, D>(lines_.await(l, seq, static_cast<std::size_t>(region.volume()), rec), region,
                  this->slab_);
     lines_.release(l);
   }
@@ -206,7 +209,7 @@ class CopiedFaces final : public ResidentFaces<T, D> {
     return waited;
   }
   bool start(int q, ThreadRecord& rec) override { return lines_.start(q, rec); }
-  void complete(std::size_t l, ThreadRecord* rec) override { lines_.complete(l, rec, cap_); }
+  void complete(std::size_t l, ThreadRecord* rec) override { lines_.complete(l, rec); }
 
  private:
   static std::vector<std::size_t> max_elems(const std::vector<FaceLine<D>>& lines) {
@@ -218,7 +221,6 @@ class CopiedFaces final : public ResidentFaces<T, D> {
   const RankLayout<D>* layout_;
   std::vector<T> storage_;
   MessageLines<T> lines_;
-  double cap_ = 0;
 };
 
 /// Resident faces written straight into the consumer's slab (one copy), then a notification.

@@ -39,6 +39,38 @@ Status reduce_rank_result(const K& kernel, const RankLayout<K::dims>& layout,
   return {};
 }
 
+/// A resident rank ready to run: its layout, and its slab with the face stream.
+template <ResidentKernel K>
+struct ResidentRank {
+  std::unique_ptr<RankLayout<K::dims>> layout;  ///< on the heap: the face stream points to it
+  std::unique_ptr<ResidentFaces<typename K::value_type, K::dims>> faces;
+};
+
+/// Collective set-up of both resident pipelines: the layout (tiles re-cut by `split`), the slab
+/// (boundary layers filled) and its faces (`queues` start queues, direct faces announced by emit
+/// when `eager`), connected, with one face's transfer time measured into `report`.
+template <ResidentKernel K>
+Expected<ResidentRank<K>> open_resident_rank(const K& kernel, const plan::Plan& plan,
+                                             comm::World& world, bool direct, const RowSplit& split,
+                                             int queues, bool eager, RankReport& report) {
+  constexpr int D = K::dims;
+  std::array<int, D> halo{};
+  for (int d = 0; d < D; ++d) halo[static_cast<std::size_t>(d)] = halo_width<K>(d);
+  auto layout = build_rank_layout<D>(plan, world.rank(), halo, has_diagonal_dependence<K>(), split);
+  if (!layout) return Unexpected{layout.error()};
+  ResidentRank<K> rank{std::make_unique<RankLayout<D>>(std::move(*layout)), nullptr};
+  auto faces = make_resident_faces<typename K::value_type, D>(
+      world, *rank.layout, direct, static_cast<int>(plan.cpus()), queues, eager);
+  if (!faces) return Unexpected{faces.error()};
+  rank.faces = std::move(*faces);
+  fill_outer_halo(kernel, rank.faces->slab(), rank.layout->space);
+  report.direct_faces = direct;
+  auto face_s = rank.faces->connect_and_measure();
+  if (!face_s) return Unexpected{face_s.error()};
+  report.face_transfer_s = *face_s;
+  return rank;
+}
+
 }  // namespace detail
 
 /// Why `plan` cannot run with a communication thread (vertical grouping), or success.
@@ -63,33 +95,18 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using T = typename K::value_type;
   using detail::Clock;
   if (options.comm_thread) return run_rank_comm_thread(kernel, plan, world, options);
-  constexpr bool diagonal = has_diagonal_dependence<K>();
   TP_TRY(detail::check_plan_fits(plan, world, D));
-  auto direct = resolve_direct_faces(options.faces, world, diagonal);
+  auto direct = resolve_direct_faces(options.faces, world, has_diagonal_dependence<K>());
   if (!direct) return Unexpected{direct.error()};
-  const bool vertical = plan.schedule().grouping().kind() == plan::GroupingKind::vertical;
-  const bool overlap = plan.schedule().kind() == plan::ScheduleKind::overlap;
   const int threads = static_cast<int>(plan.cpus());
-  std::array<int, D> halo{};
-  for (int d = 0; d < D; ++d) halo[static_cast<std::size_t>(d)] = halo_width<K>(d);
-  auto layout_or = build_rank_layout<D>(plan, world.rank(), halo, diagonal);
-  if (!layout_or) return Unexpected{layout_or.error()};
-  const RankLayout<D>& layout = *layout_or;
-
-  // The slab (its tiles and the halo below them, boundary layers filled) and its faces; one start
-  // queue per thread, direct faces announced as soon as they are written.
-  auto faces_or = detail::make_resident_faces<T, D>(world, layout, *direct, threads, threads, true);
-  if (!faces_or) return Unexpected{faces_or.error()};
-  detail::ResidentFaces<T, D>& faces = **faces_or;
-  const SlabView<T, D> slab = faces.slab();
-  fill_outer_halo(kernel, slab, layout.space);
-
   auto outcome = detail::start_outcome<typename K::result_type>(world, threads);
   RankReport& report = outcome.report;
-  report.direct_faces = *direct;
-  auto face_s = faces.connect_and_measure();
-  if (!face_s) return Unexpected{face_s.error()};
-  report.face_transfer_s = *face_s;
+  // One start queue per thread; direct faces announced as soon as they are written.
+  auto rank = detail::open_resident_rank(kernel, plan, world, *direct, {}, threads, true, report);
+  if (!rank) return Unexpected{rank.error()};
+  const RankLayout<D>& layout = *rank->layout;
+  detail::ResidentFaces<T, D>& faces = *rank->faces;
+  const SlabView<T, D> slab = faces.slab();
   const int subtiles = detail::choose_subtiles(plan, options.subtiles, layout, [&] {
     return measure_tile_seconds(kernel, layout.typical_tile);
   });
@@ -97,14 +114,25 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   faces.post_all();
   TP_TRY(world.barrier());
 
-  // Sub-steps: each rank step expands to subtiles + the CPU grid's depth (1 for hyperplane); CPU
-  // t computes subtile q - offset of its tile at sub-step q.
-  const Index per_step = subtiles + (vertical ? layout.max_cpu_offset : 0);
-  const Index substeps = static_cast<Index>(layout.steps.size()) * per_step;
   detail::ThreadRecords records(threads, options);
-  // A finished tile's faces leave the slab; the blocking schedule also sends them now and waits
-  // for them to arrive before the next tile starts.
-  const auto emit_faces = [&](int t, const Task<D>& task, std::int64_t time) {
+  const auto open = [&](int t, const Task<D>& task, std::size_t s, int) {
+    const auto a = Clock::now();
+    bool any = false;
+    for (int k = 0; k < D; ++k) {
+      const auto l = task.in_line[static_cast<std::size_t>(k)];
+      if (l < 0) continue;
+      faces.await(static_cast<std::size_t>(l), task.in_seq[static_cast<std::size_t>(k)],
+                  records[t]);
+      any = true;
+    }
+    if (any) records[t].account(SpanKind::wait, layout.steps[s].time, a, Clock::now());
+  };
+  const auto compute = [&](int t, const Task<D>&, std::size_t s, int, Index, const Box<D>& part) {
+    const auto a = Clock::now();
+    if (!part.empty()) detail::kernel_call(part, [&] { kernel.compute_tile(part, slab); });
+    records[t].account(SpanKind::compute, layout.steps[s].time, a, Clock::now());
+  };
+  const auto close = [&](int t, const Task<D>& task, std::size_t s, int) {
     detail::ThreadRecord& rec = records[t];
     const auto b = Clock::now();
     double waited = 0;
@@ -118,56 +146,10 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
     const auto c = Clock::now();
     rec.phases.wait_s += waited;
     rec.phases.send_start_s += detail::seconds(c - b) - waited;
-    if (c != b) rec.trace(SpanKind::send_start, time, b, c);
-    if (overlap) return;
-    faces.start(t, rec);
-    for (const int l : task.out_line) {
-      if (l >= 0) faces.complete(static_cast<std::size_t>(l), &rec);
-    }
-    rec.account(SpanKind::wait, time, c, Clock::now());
+    if (c != b) rec.trace(SpanKind::send_start, layout.steps[s].time, b, c);
   };
-  records.start();
-  TP_TRY(detail::run_guarded(world.rank(), threads, substeps, [&](int t, Index sub) {
-    detail::ThreadRecord& rec = records[t];
-    const auto& step = layout.steps[static_cast<std::size_t>(sub / per_step)];
-    const Index q = sub % per_step;
-    rec.begin(sub, step.time);
-    const int ti = step.task_of_cpu[static_cast<std::size_t>(t)];
-    const Task<D>* task = ti >= 0 ? &step.tasks[static_cast<std::size_t>(ti)] : nullptr;
-    const Index offset = task != nullptr && vertical ? task->cpu_offset : 0;
-    if (q == 0 && overlap) {
-      // The faces this thread finished at its previous step leave now (seed 000's overlap).
-      const auto a = Clock::now();
-      if (faces.start(t, rec)) rec.account(SpanKind::send_start, step.time, a, Clock::now());
-    }
-    if (task != nullptr && q == offset) {
-      const auto a = Clock::now();
-      bool any = false;
-      for (int k = 0; k < D; ++k) {
-        const auto l = task->in_line[static_cast<std::size_t>(k)];
-        if (l < 0) continue;
-        faces.await(static_cast<std::size_t>(l), task->in_seq[static_cast<std::size_t>(k)], rec);
-        any = true;
-      }
-      if (any) rec.account(SpanKind::wait, step.time, a, Clock::now());
-    }
-    if (task != nullptr && q >= offset && q < offset + subtiles) {
-      const Box<D> part = detail::subtile(task->box, plan.map_dim(), q - offset, subtiles);
-      const auto a = Clock::now();
-      if (!part.empty()) detail::kernel_call(part, [&] { kernel.compute_tile(part, slab); });
-      rec.account(SpanKind::compute, step.time, a, Clock::now());
-      if (q == offset + subtiles - 1) emit_faces(t, *task, step.time);
-    }
-    if (sub == substeps - 1) {
-      // The thread's last faces leave, and every send on its lines completes.
-      const auto a = Clock::now();
-      if (faces.start(t, rec)) rec.account(SpanKind::send_start, step.time, a, Clock::now());
-      for (std::size_t l = 0; l < layout.send_lines.size(); ++l) {
-        if (layout.send_lines[l].cpu == t) faces.complete(l, nullptr);
-      }
-    }
-    rec.end();
-  }));
+  TP_TRY(detail::run_tiles(world.rank(), plan, layout, subtiles, faces, records, open, compute,
+                           close));
   records.finish(outcome);
   TP_TRY(detail::reduce_rank_result(kernel, layout, slab, threads, world.rank(), outcome));
   return outcome;

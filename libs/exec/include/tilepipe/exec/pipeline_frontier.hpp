@@ -25,7 +25,6 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using detail::Clock;
   TP_TRY(detail::check_plan_fits(plan, world, D));
   const bool vertical = plan.schedule().grouping().kind() == plan::GroupingKind::vertical;
-  const bool overlap = plan.schedule().kind() == plan::ScheduleKind::overlap;
   const int threads = static_cast<int>(plan.cpus());
   const int map_i = plan.map_dim();
   std::array<int, D> halo{};
@@ -73,22 +72,24 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   auto face_s = measure_face_transfer(world, layout, sizeof(F));
   if (!face_s) return Unexpected{face_s.error()};
   report.face_transfer_s = *face_s;
-  const double cap = *face_s;
+  lines.set_cap(*face_s);
   report.subtiles = nsub;
   lines.post_all();
   TP_TRY(world.barrier());
 
   detail::ThreadRecords records(threads, options);
-  // A tile's faces, at its first subtile: remote ones received, local slots, or none (boundary,
-  // unread); out-faces to other ranks in a free line buffer. True when it waited for any.
-  const auto open_tile = [&](int t, const Task<D>& task, const auto& lf, std::int64_t time) {
+  // A tile's faces, before its first subtile: remote ones received, local slots, or none
+  // (boundary, unread); out-faces to other ranks in a free line buffer.
+  const auto open = [&](int t, const Task<D>& task, std::size_t s, int i) {
+    const auto& lf = fl.local[s][static_cast<std::size_t>(i)];
     PerThread& pt = per[static_cast<std::size_t>(t)];
+    const auto w0 = Clock::now();
     bool waited = false;
     for (std::size_t k = 0; k < D; ++k) {
       pt.in[k] = {};
       if (task.in_line[k] >= 0) {
         pt.in[k] = lines.await(static_cast<std::size_t>(task.in_line[k]), task.in_seq[k],
-                               lf.in_n[k], records[t], cap);
+                               lf.in_n[k], records[t]);
         waited = true;
       } else if (lf.in_slot[k] >= 0) {
         const auto x = 2 * static_cast<std::size_t>(lf.in_slot[k]) +
@@ -102,18 +103,21 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
                                   lf.out_n[k], w);
         waited = waited || w > 0;
       } else if (lf.out_slot[k] >= 0) {
-        const auto x =
-            2 * static_cast<std::size_t>(lf.out_slot[k]) + static_cast<std::size_t>(time & 1);
+        const auto x = 2 * static_cast<std::size_t>(lf.out_slot[k]) +
+                       static_cast<std::size_t>(layout.steps[s].time & 1);
         pt.out[k] = std::span<F>(slots[x].data(), lf.out_n[k]);
       }
     }
-    return waited;
+    if (waited) records[t].account(SpanKind::wait, layout.steps[s].time, w0, Clock::now());
   };
-  // Subtile p's faces: along the mapping dimension from the previous subtile (the tile's face for
-  // the first), along another dimension its part of the tile's face; else boundary or scratch.
-  const auto subtile_faces = [&](int t, const Task<D>& task, Index p, const Box<D>& part,
-                                 FaceSet<const F, D>& in, FaceSet<F, D>& out) {
+  // Subtile p: along the mapping dimension its faces come from the previous subtile (the tile's
+  // face for the first), along another dimension they are its part of the tile's face; else
+  // boundary faces in and scratch out.
+  const auto compute = [&](int t, const Task<D>& task, std::size_t s, int, Index p,
+                           const Box<D>& part) {
     PerThread& pt = per[static_cast<std::size_t>(t)];
+    FaceSet<const F, D> in;
+    FaceSet<F, D> out;
     for (int k = 0; k < D; ++k) {
       const auto kk = static_cast<std::size_t>(k);
       const std::size_t n = kernel.face_size(k, part);
@@ -139,70 +143,22 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
         out[kk] = std::span<F>(pt.scratch_out[kk].data(), n);
       }
     }
-  };
-  const auto start_sends = [&](int t, std::int64_t time) {
     const auto a = Clock::now();
-    if (lines.start(t, records[t])) records[t].account(SpanKind::send_start, time, a, Clock::now());
+    const R r = detail::kernel_call(part, [&] { return kernel.compute_tile(part, in, out); });
+    pt.partial = K::combine(pt.partial, r);
+    records[t].account(SpanKind::compute, layout.steps[s].time, a, Clock::now());
   };
-
-  // Sub-steps: each rank step expands to N + the CPU grid's depth (1 for hyperplane grouping);
-  // CPU t computes subtile q - cpu_offset of its tile at sub-step q.
-  const Index per_step = nsub + (vertical ? layout.max_cpu_offset : 0);
-  const Index substeps = static_cast<Index>(layout.steps.size()) * per_step;
-  records.start();
-  TP_TRY(detail::run_guarded(world.rank(), threads, substeps, [&](int t, Index sub) {
-    detail::ThreadRecord& rec = records[t];
-    const auto ss = static_cast<std::size_t>(sub / per_step);
-    const Index q = sub % per_step;
-    const auto& step = layout.steps[ss];
-    rec.begin(sub, step.time);
-    if (overlap && q == 0) start_sends(t, step.time);
-    const int ti = step.task_of_cpu[static_cast<std::size_t>(t)];
-    const Task<D>* task = ti >= 0 ? &step.tasks[static_cast<std::size_t>(ti)] : nullptr;
-    const Index offset = task != nullptr && vertical ? task->cpu_offset : 0;
-    if (task != nullptr && q >= offset && q < offset + nsub) {
-      const Index p = q - offset;
-      const auto& lf = fl.local[ss][static_cast<std::size_t>(ti)];
-      const auto w0 = Clock::now();
-      const bool waited = p == 0 && open_tile(t, *task, lf, step.time);
-      const Box<D> part = detail::subtile(task->box, map_i, p, nsub);
-      FaceSet<const F, D> in;
-      FaceSet<F, D> out;
-      subtile_faces(t, *task, p, part, in, out);
-      const auto w1 = Clock::now();
-      if (waited) rec.account(SpanKind::wait, step.time, w0, w1);
-      const R r = detail::kernel_call(part, [&] { return kernel.compute_tile(part, in, out); });
-      PerThread& pt = per[static_cast<std::size_t>(t)];
-      pt.partial = K::combine(pt.partial, r);
-      rec.account(SpanKind::compute, step.time, w1, Clock::now());
-      if (p == nsub - 1) {
-        for (std::size_t k = 0; k < D; ++k) {
-          if (task->in_line[k] >= 0) lines.release(static_cast<std::size_t>(task->in_line[k]));
-          if (task->out_line[k] >= 0) {
-            lines.queue(t, static_cast<std::size_t>(task->out_line[k]), task->out_seq[k],
-                        lf.out_n[k]);
-          }
-        }
-        if (!overlap) {
-          // Blocking schedule: the faces leave now and arrive before the next tile starts.
-          start_sends(t, step.time);
-          const auto b0 = Clock::now();
-          for (const int l : task->out_line) {
-            if (l >= 0) lines.complete(static_cast<std::size_t>(l), &rec, cap);
-          }
-          rec.phases.wait_s += detail::seconds(Clock::now() - b0);
-        }
+  // The tile's received faces are read; its faces to other ranks are queued to leave.
+  const auto close = [&](int t, const Task<D>& task, std::size_t s, int i) {
+    const auto& lf = fl.local[s][static_cast<std::size_t>(i)];
+    for (std::size_t k = 0; k < D; ++k) {
+      if (task.in_line[k] >= 0) lines.release(static_cast<std::size_t>(task.in_line[k]));
+      if (task.out_line[k] >= 0) {
+        lines.queue(t, static_cast<std::size_t>(task.out_line[k]), task.out_seq[k], lf.out_n[k]);
       }
     }
-    if (sub == substeps - 1) {
-      // The thread's last faces leave, and every send on its lines completes.
-      start_sends(t, step.time);
-      for (std::size_t l = 0; l < layout.send_lines.size(); ++l) {
-        if (layout.send_lines[l].cpu == t) lines.complete(l, nullptr, cap);
-      }
-    }
-    rec.end();
-  }));
+  };
+  TP_TRY(detail::run_tiles(world.rank(), plan, layout, nsub, lines, records, open, compute, close));
   records.finish(outcome);
   for (const auto& pt : per) outcome.result = K::combine(outcome.result, pt.partial);
   detail::count_tiles(layout, report);

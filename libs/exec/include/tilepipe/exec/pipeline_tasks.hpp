@@ -138,6 +138,22 @@ Box<D> split_tile_box(const plan::Plan& plan, const plan::Index& tile, const Row
   return box;
 }
 
+/// The non-mapping dimension with the most CPUs (the first on ties), or -1 when m = 1.
+inline int comm_thread_split_dim(const plan::Plan& plan) {
+  int best = -1;
+  std::int64_t most = 1;
+  std::size_t f = 0;
+  for (int d = 0; d < static_cast<int>(plan.space().dims()); ++d) {
+    if (d == plan.map_dim()) continue;
+    const auto m_k = plan.cpu_grid()[f++];
+    if (m_k > most) {
+      most = m_k;
+      best = d;
+    }
+  }
+  return best;
+}
+
 /// Builds rank `rank`'s layout. `halo[d]` is the kernel's halo width along d. Faces crossing
 /// dimension k are the halo[k] layers at the tile's high end, extended below by the halo in the
 /// other dimensions when a dependence has several non-zero components (so that corner values

@@ -7,11 +7,13 @@
 #include <tilepipe/comm/world.hpp>
 #include <tilepipe/exec/kernel.hpp>
 #include <tilepipe/exec/pipeline_tasks.hpp>
+#include <tilepipe/exec/run_report.hpp>
 #include <tilepipe/exec/slab.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <vector>
 
 namespace tp::exec {
@@ -199,5 +201,54 @@ Expected<double> measure_comm_round(comm::World& world, const RankLayout<D>& lay
 
 /// Seconds one barrier round of `threads` threads takes (t_sync_in), median of a few batches.
 double measure_barrier_s(int threads);
+
+/// The communication thread's row split (seed 002 5.4), measured on this rank and agreed by all
+/// (collective): with the plan's equal rows, a step costs the communication thread r alpha + C
+/// and the others x alpha, where its row has r and the q - 1 others x times an equal width,
+/// r + (q - 1) x = q. Balance r alpha + C = x alpha gives r = 1 - C (q - 1) / (q alpha): the
+/// model's W_c / alpha (docs/model.md) with q = m. Blocking overlaps nothing: r = 1. With one CPU
+/// the communication thread computes nothing (r = 0). The least r over the ranks, or
+/// `requested` (>= 0) with several CPUs. Fills ct's alpha_s, comm_round_s, share and split_dim.
+template <ResidentKernel K>
+Expected<RowSplit> measure_comm_thread_split(const K& kernel, const plan::Plan& plan,
+                                             comm::World& world, bool direct, double requested,
+                                             RankReport::CommThread& ct) {
+  constexpr int D = K::dims;
+  std::array<int, D> halo{};
+  for (int d = 0; d < D; ++d) halo[static_cast<std::size_t>(d)] = halo_width<K>(d);
+  RowSplit split;
+  split.dim = comm_thread_split_dim(plan);
+  double share = plan.cpus() == 1 ? 0.0 : 1.0;
+  auto plain = build_rank_layout<D>(plan, world.rank(), halo, false);
+  if (!plain) return Unexpected{plain.error()};
+  // Direct faces: every compute thread copies its own faces; the communication thread only
+  // notifies and waits, so C = 0 and the rows stay equal (not measured: no copy to time).
+  if (!direct) {
+    auto round = measure_comm_round(world, *plain, sizeof(typename K::value_type));
+    if (!round) return Unexpected{round.error()};
+    ct.comm_round_s = *round;
+  }
+  if (split.dim >= 0) {
+    split.min_width = std::max(1, halo[static_cast<std::size_t>(split.dim)]);
+    ct.alpha_s = measure_tile_seconds(kernel, plain->typical_tile);
+    std::set<Index> rows;  // this node's rows of tiles along k (fewer where the space ends)
+    for (const auto& step : plain->steps) {
+      for (const auto& task : step.tasks) rows.insert(task.box.lo[split.dim]);
+    }
+    const auto q = static_cast<double>(rows.size());
+    if (plan.schedule().kind() == plan::ScheduleKind::overlap && ct.alpha_s > 0) {
+      share = 1.0 - ct.comm_round_s * (q - 1) / (q * ct.alpha_s);
+    }
+    share = std::clamp(share, 0.0, 1.0);
+  }
+  auto agreed = world.allreduce_min(share);
+  if (!agreed) return Unexpected{agreed.error()};
+  share = *agreed;
+  if (requested >= 0 && plan.cpus() > 1) share = std::min(requested, 1.0);
+  split.share = share;
+  ct.share = share;
+  ct.split_dim = split.dim + 1;
+  return split;
+}
 
 }  // namespace tp::exec

@@ -203,6 +203,63 @@ Box<D> subtile(const Box<D>& box, int dim, Index s, Index n) {
   return part;
 }
 
+/// The schedule loop of the resident and frontier pipelines (seed 000 section 4, seed 002
+/// sections 4-5): each rank step expands to N + the CPU grid's depth sub-steps (N = 1 and no depth
+/// for hyperplane grouping), and CPU t runs subtile q - offset of its tile at sub-step q. Per
+/// tile: open(t, task, s, i) before its first subtile (its faces arrive), compute(t, task, s, i,
+/// p, part) per subtile p, close(t, task, s, i) after the last (its faces leave). `faces` starts
+/// a thread's faces (start(t, rec): overlap at its next step, blocking at once, completing before
+/// the next tile) and completes sends (complete(line, rec or null)); s and i index
+/// layout.steps[s].tasks[i].
+template <int D, class Faces, class Open, class Compute, class Close>
+Status run_tiles(int rank, const plan::Plan& plan, const RankLayout<D>& layout, int subtiles,
+                 Faces& faces, ThreadRecords& records, Open&& open, Compute&& compute,
+                 Close&& close) {
+  const bool vertical = plan.schedule().grouping().kind() == plan::GroupingKind::vertical;
+  const bool overlap = plan.schedule().kind() == plan::ScheduleKind::overlap;
+  const Index per_step = subtiles + (vertical ? layout.max_cpu_offset : 0);
+  const Index substeps = static_cast<Index>(layout.steps.size()) * per_step;
+  const auto start = [&](int t, std::int64_t time) {
+    const auto a = Clock::now();
+    if (faces.start(t, records[t])) records[t].account(SpanKind::send_start, time, a, Clock::now());
+  };
+  records.start();
+  return run_guarded(rank, static_cast<int>(plan.cpus()), substeps, [&](int t, Index sub) {
+    ThreadRecord& rec = records[t];
+    const auto s = static_cast<std::size_t>(sub / per_step);
+    const Index q = sub % per_step;
+    const auto& step = layout.steps[s];
+    rec.begin(sub, step.time);
+    if (overlap && q == 0) start(t, step.time);  // the faces of its previous tile leave now
+    const int i = step.task_of_cpu[static_cast<std::size_t>(t)];
+    const Task<D>* task = i >= 0 ? &step.tasks[static_cast<std::size_t>(i)] : nullptr;
+    const Index offset = task != nullptr && vertical ? task->cpu_offset : 0;
+    if (task != nullptr && q >= offset && q < offset + subtiles) {
+      const Index p = q - offset;
+      if (p == 0) open(t, *task, s, i);
+      compute(t, *task, s, i, p, subtile(task->box, plan.map_dim(), p, subtiles));
+      if (p == subtiles - 1) {
+        close(t, *task, s, i);
+        if (!overlap) {
+          start(t, step.time);
+          const auto c = Clock::now();
+          for (const int l : task->out_line) {
+            if (l >= 0) faces.complete(static_cast<std::size_t>(l), &rec);
+          }
+          rec.account(SpanKind::wait, step.time, c, Clock::now());
+        }
+      }
+    }
+    if (sub == substeps - 1) {  // the thread's last faces leave; every send on its lines completes
+      start(t, step.time);
+      for (std::size_t l = 0; l < layout.send_lines.size(); ++l) {
+        if (layout.send_lines[l].cpu == t) faces.complete(l, nullptr);
+      }
+    }
+    rec.end();
+  });
+}
+
 /// Why a plan cannot run with a kernel of `dims` dimensions on `world`, or success.
 Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dims);
 
