@@ -77,6 +77,70 @@ struct Evaluated {
   Prediction prediction;
 };
 
+/// The best and second-best plans of one scheme (req's schedule and grouping): req as given, or
+/// with `auto_tile` over the heights in [min_height, extent], sampling and zooming in between the
+/// best's neighbours when there are too many to try all. `evaluate` plans and predicts one
+/// request (nullopt when it cannot run).
+template <class Evaluate>
+std::pair<std::optional<Evaluated>, std::optional<Evaluated>> search_scheme(plan::PlanRequest req,
+                                                                            bool auto_tile,
+                                                                            std::int64_t extent,
+                                                                            std::int64_t min_height,
+                                                                            Evaluate&& evaluate) {
+  std::optional<Evaluated> best;
+  std::optional<Evaluated> second;
+  const auto consider = [&](std::optional<Evaluated> e) {
+    if (!e) return;
+    if (!best || e->prediction.total < best->prediction.total) {
+      second = std::move(best);
+      best = std::move(e);
+    } else if (!second || e->prediction.total < second->prediction.total) {
+      second = std::move(e);
+    }
+  };
+  if (!auto_tile) {
+    consider(evaluate(req));
+    return {std::move(best), std::move(second)};
+  }
+  std::set<std::int64_t> seen;  // heights evaluated (zooming revisits)
+  Heights h = heights_in(extent, min_height, extent, max_exhaustive_heights);
+  for (int zoom = 0; zoom < 64; ++zoom) {
+    for (auto z : h.z) {
+      if (!seen.insert(z).second) continue;
+      req.tile_height = z;
+      consider(evaluate(req));
+    }
+    if (h.exhaustive || !best) break;
+    // Zoom in between the sampled neighbours of the best height and search again.
+    const auto it = std::find(h.z.begin(), h.z.end(), best->request.tile_height);
+    if (it == h.z.end()) break;
+    const auto b = static_cast<std::size_t>(it - h.z.begin());
+    const std::int64_t lo = h.z[b == 0 ? 0 : b - 1];
+    const std::int64_t hi = h.z[std::min(b + 1, h.z.size() - 1)];
+    if (hi - lo <= 1 || (lo == h.z.front() && hi == h.z.back())) break;
+    h = heights_in(extent, lo, hi, max_exhaustive_heights);
+  }
+  return {std::move(best), std::move(second)};
+}
+
+/// Why the model chose `best`: the scheme, the height, the plans compared, the runner-up.
+std::string choice_reason(const Evaluated& best, const std::optional<Evaluated>& runner_up,
+                          bool auto_tile, std::int64_t evaluated, std::size_t schemes) {
+  const auto& bp = best.prediction;
+  std::string what = scheme_name(bp.schedule, bp.grouping, bp.comm_thread);
+  if (auto_tile) what += " at tile height " + std::to_string(best.request.tile_height);
+  std::string reason = what + " minimizes the predicted time (" + seconds_text(bp.total) +
+                       ") over " + std::to_string(evaluated) + " plans";
+  if (schemes > 1) reason += " of " + std::to_string(schemes) + " schemes";
+  if (runner_up) {
+    const auto& rp = runner_up->prediction;
+    reason += "; runner-up " + scheme_name(rp.schedule, rp.grouping, rp.comm_thread);
+    if (auto_tile) reason += " at height " + std::to_string(runner_up->request.tile_height);
+    reason += ": " + seconds_text(rp.total) + " (" + percent_text(rp.total / bp.total - 1.0) + ")";
+  }
+  return reason;
+}
+
 }  // namespace
 
 std::vector<std::int64_t> candidate_heights(std::int64_t extent, std::int64_t min_height) {
@@ -176,39 +240,8 @@ Expected<Choice> choose(const ChoiceRequest& request, const Machine& machine) {
     for (auto grouping : groupings) {
       req.schedule = schedule;
       req.grouping = grouping;
-      std::set<std::int64_t> seen;  // heights evaluated for this scheme (zooming revisits)
-      std::optional<Evaluated> scheme_best;
-      std::optional<Evaluated> scheme_second;
-      const auto consider = [&](std::optional<Evaluated> e) {
-        if (!e) return;
-        if (!scheme_best || e->prediction.total < scheme_best->prediction.total) {
-          scheme_second = std::move(scheme_best);
-          scheme_best = std::move(e);
-        } else if (!scheme_second || e->prediction.total < scheme_second->prediction.total) {
-          scheme_second = std::move(e);
-        }
-      };
-      if (!request.auto_tile) {
-        consider(evaluate(req));
-      } else {
-        Heights h = heights_in(extent, min_height, extent, max_exhaustive_heights);
-        for (int zoom = 0; zoom < 64; ++zoom) {
-          for (auto z : h.z) {
-            if (!seen.insert(z).second) continue;
-            req.tile_height = z;
-            consider(evaluate(req));
-          }
-          if (h.exhaustive || !scheme_best) break;
-          // Zoom in between the sampled neighbours of the best height and search again.
-          const auto it = std::find(h.z.begin(), h.z.end(), scheme_best->request.tile_height);
-          if (it == h.z.end()) break;
-          const auto b = static_cast<std::size_t>(it - h.z.begin());
-          const std::int64_t lo = h.z[b == 0 ? 0 : b - 1];
-          const std::int64_t hi = h.z[std::min(b + 1, h.z.size() - 1)];
-          if (hi - lo <= 1 || (lo == h.z.front() && hi == h.z.back())) break;
-          h = heights_in(extent, lo, hi, max_exhaustive_heights);
-        }
-      }
+      auto [scheme_best, scheme_second] =
+          search_scheme(req, request.auto_tile, extent, min_height, evaluate);
       if (!scheme_best) continue;
       ++schemes;
       if (!best || scheme_best->prediction.total < best->prediction.total) {
@@ -229,21 +262,7 @@ Expected<Choice> choose(const ChoiceRequest& request, const Machine& machine) {
   choice.prediction = best->prediction;
   choice.chosen_by_model = true;
   choice.evaluated = evaluated;
-  const auto& bp = best->prediction;
-  std::string what = scheme_name(bp.schedule, bp.grouping, bp.comm_thread);
-  if (request.auto_tile) what += " at tile height " + std::to_string(best->request.tile_height);
-  choice.reason = what + " minimizes the predicted time (" + seconds_text(bp.total) + ") over " +
-                  std::to_string(evaluated) + " plans";
-  if (schemes > 1) choice.reason += " of " + std::to_string(schemes) + " schemes";
-  if (runner_up) {
-    const auto& rp = runner_up->prediction;
-    choice.reason += "; runner-up " + scheme_name(rp.schedule, rp.grouping, rp.comm_thread);
-    if (request.auto_tile) {
-      choice.reason += " at height " + std::to_string(runner_up->request.tile_height);
-    }
-    choice.reason +=
-        ": " + seconds_text(rp.total) + " (" + percent_text(rp.total / bp.total - 1.0) + ")";
-  }
+  choice.reason = choice_reason(*best, runner_up, request.auto_tile, evaluated, schemes);
   return choice;
 }
 

@@ -131,10 +131,10 @@ std::int64_t count_steps(const Schedule& schedule, const TileSpace& tiles) {
   return hi - lo + 1;
 }
 
-Expected<Plan> Plan::make(const PlanRequest& req) {
-  auto space = IterationSpace::make(req.size);
-  if (!space) return Unexpected{space.error()};
-  const int n = space->dims();
+namespace {
+
+// The request's dependences, nodes and CPUs against the space's n dimensions.
+Status check_request(const PlanRequest& req, int n) {
   if (!req.deps) return fail(Errc::invalid_argument, "no dependences given (--kernel or --deps)");
   if (req.deps->dims() != n) {
     return fail(Errc::invalid_argument, "the dependence vectors have " +
@@ -152,17 +152,26 @@ Expected<Plan> Plan::make(const PlanRequest& req) {
         req.cpus < 1 ? Errc::invalid_argument : Errc::out_of_range,
         "cpus: " + std::to_string(req.cpus) + " must be between 1 and " + std::to_string(max_cpus));
   }
+  return {};
+}
 
-  // A fixed tiling (all extents, or H) is known before the mesh; a height-only one is not.
+// A tiling known before the mesh (all extents, or H) with its tile space; nullopt for a
+// height-only request, whose widths follow from the mesh.
+struct FixedTiling {
+  Tiling tiling;
+  TileSpace space;
+};
+Expected<std::optional<FixedTiling>> fixed_tiling(const PlanRequest& req,
+                                                  const IterationSpace& space) {
+  const int n = space.dims();
   std::optional<Tiling> fixed;
-  std::optional<TileSpace> fixed_space;
   switch (req.tile_kind) {
     case TileSpecKind::height:
       if (req.tile_height < 1) {
         return fail(Errc::invalid_argument,
                     "tile height " + std::to_string(req.tile_height) + ": tile sizes must be >= 1");
       }
-      break;
+      return std::optional<FixedTiling>();
     case TileSpecKind::extents: {
       if (static_cast<int>(req.tile_extents.size()) != n) {
         return fail(Errc::invalid_argument, "the tile " + join_x(req.tile_extents) + " has " +
@@ -188,141 +197,169 @@ Expected<Plan> Plan::make(const PlanRequest& req) {
       break;
     }
   }
-  if (fixed) {
-    TP_TRY(check_legal(*fixed, *req.deps));
-    auto ts = TileSpace::make(*space, *fixed);
-    if (!ts) return Unexpected{ts.error()};
-    fixed_space = std::move(*ts);
-  }
+  TP_TRY(check_legal(*fixed, *req.deps));
+  auto ts = TileSpace::make(space, *fixed);
+  if (!ts) return Unexpected{ts.error()};
+  return std::optional<FixedTiling>(FixedTiling{std::move(*fixed), std::move(*ts)});
+}
 
-  // Mapping dimension: given, or the one with the most tiles (ties: the last, as in the seeds).
-  int map_dim = 0;
+// The mapping dimension (0-based): given, or the one with the most tiles (ties: the last, as in
+// the seeds).
+Expected<int> mapping_dimension(const PlanRequest& req, const IterationSpace& space,
+                                const std::optional<FixedTiling>& fixed) {
+  const int n = space.dims();
   if (req.map_dim != 0) {
     if (req.map_dim < 1 || req.map_dim > n) {
       return Unexpected{Error::about(
           "map_dim", Errc::invalid_argument,
           std::to_string(req.map_dim) + ": the space has dimensions 1 to " + std::to_string(n))};
     }
-    map_dim = req.map_dim - 1;
-  } else {
-    std::int64_t best = -1;
-    for (int d = 0; d < n; ++d) {
-      const std::int64_t tiles = fixed_space ? fixed_space->counts()[static_cast<std::size_t>(d)]
-                                             : ceil_div(space->extent(d), req.tile_height);
-      if (tiles >= best) {
-        best = tiles;
-        map_dim = d;
-      }
+    return req.map_dim - 1;
+  }
+  int map_dim = 0;
+  std::int64_t best = -1;
+  for (int d = 0; d < n; ++d) {
+    const std::int64_t tiles = fixed ? fixed->space.counts()[static_cast<std::size_t>(d)]
+                                     : ceil_div(space.extent(d), req.tile_height);
+    if (tiles >= best) {
+      best = tiles;
+      map_dim = d;
     }
   }
+  return map_dim;
+}
 
-  std::vector<Index> meshes;
-  if (req.mesh) {
-    if (static_cast<int>(req.mesh->size()) != n - 1) {
-      return Unexpected{
-          Error::about("mesh", Errc::invalid_argument,
-                       join_x(*req.mesh) + " has " + std::to_string(req.mesh->size()) +
-                           " factors but a " + std::to_string(n) + "-dimensional space needs " +
-                           std::to_string(n - 1) + " (one per non-mapping dimension)")};
-    }
-    std::int64_t product = 1;
-    for (auto f : *req.mesh) {
-      if (f < 1) {
-        return Unexpected{Error::about("mesh", Errc::invalid_argument, "factors must be >= 1")};
-      }
-      product *= f;  // each factor <= nodes, so the product is checked below before it can grow
-      if (product > req.nodes) break;
-    }
-    if (product != req.nodes) {
-      return Unexpected{Error::about(
-          "mesh", Errc::invalid_argument,
-          join_x(*req.mesh) + " does not have " + std::to_string(req.nodes) + " nodes")};
-    }
-    meshes.push_back(*req.mesh);
-  } else {
-    meshes = ordered_factorizations(req.nodes, n - 1);
+// The meshes to try: the given one (checked), or every ordered factorization of the nodes.
+Expected<std::vector<Index>> candidate_meshes(const PlanRequest& req, int n) {
+  if (!req.mesh) return ordered_factorizations(req.nodes, n - 1);
+  if (static_cast<int>(req.mesh->size()) != n - 1) {
+    return Unexpected{Error::about("mesh", Errc::invalid_argument,
+                                   join_x(*req.mesh) + " has " + std::to_string(req.mesh->size()) +
+                                       " factors but a " + std::to_string(n) +
+                                       "-dimensional space needs " + std::to_string(n - 1) +
+                                       " (one per non-mapping dimension)")};
   }
-  const auto cpu_grids = ordered_factorizations(req.cpus, n - 1);
-  const Index extents_off = drop(space->extents(), map_dim);
+  std::int64_t product = 1;
+  for (auto f : *req.mesh) {
+    if (f < 1) {
+      return Unexpected{Error::about("mesh", Errc::invalid_argument, "factors must be >= 1")};
+    }
+    product *= f;  // each factor <= nodes, so the product is checked below before it can grow
+    if (product > req.nodes) break;
+  }
+  if (product != req.nodes) {
+    return Unexpected{
+        Error::about("mesh", Errc::invalid_argument,
+                     join_x(*req.mesh) + " does not have " + std::to_string(req.nodes) + " nodes")};
+  }
+  return std::vector<Index>{*req.mesh};
+}
 
+// The widths of a height-only tiling for one mesh and CPU grid: one row of tiles per CPU across
+// every non-mapping dimension; nullopt when the extents cannot give that.
+std::optional<Index> derived_widths(const PlanRequest& req, const IterationSpace& space,
+                                    int map_dim, const Index& mesh_full, const Index& cpu_full) {
+  const int n = space.dims();
+  Index widths(static_cast<std::size_t>(n));
+  for (int d = 0; d < n; ++d) {
+    const auto dd = static_cast<std::size_t>(d);
+    if (d == map_dim) {
+      widths[dd] = req.tile_height;
+      continue;
+    }
+    const std::int64_t rows = mesh_full[dd] * cpu_full[dd];
+    if (rows > space.extent(d)) return std::nullopt;
+    widths[dd] = ceil_div(space.extent(d), rows);
+    if (ceil_div(space.extent(d), widths[dd]) != rows) return std::nullopt;
+  }
+  return widths;
+}
+
+// The best (mesh, CPU grid) and its tiling's widths by step count, then face size (better()).
+// nullopt when none fits; `legality_error` then holds the first illegal derived tiling's error.
+Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
+                                                  const IterationSpace& space, int map_dim,
+                                                  const std::optional<FixedTiling>& fixed,
+                                                  const std::vector<Index>& meshes,
+                                                  std::optional<Error>& legality_error) {
+  const int n = space.dims();
   std::optional<Candidate> best;
-  std::optional<Error> legality_error;
+  const auto cpu_grids = ordered_factorizations(req.cpus, n - 1);
   for (const auto& mesh : meshes) {
     for (const auto& cpu : cpu_grids) {
       const Index mesh_full = expand(mesh, map_dim);
       const Index cpu_full = expand(cpu, map_dim);
       Candidate c{mesh, cpu, {}, 0, 0};
-      std::optional<Tiling> derived;
-      const TileSpace* ts = nullptr;
-      std::optional<TileSpace> derived_space;
+      std::optional<FixedTiling> derived;
       if (fixed) {
-        const Index counts = drop(fixed_space->counts(), map_dim);
+        const Index counts = drop(fixed->space.counts(), map_dim);
         bool fits = true;
-        for (int k = 0; k < n - 1; ++k) {
-          const auto kk = static_cast<std::size_t>(k);
-          fits = fits && counts[kk] == mesh[kk] * cpu[kk];
-        }
+        for (std::size_t k = 0; k < counts.size(); ++k)
+          fits = fits && counts[k] == mesh[k] * cpu[k];
         if (!fits) continue;
-        ts = &*fixed_space;
       } else {
-        Index widths(static_cast<std::size_t>(n));
-        bool fits = true;
-        for (int d = 0; d < n && fits; ++d) {
-          const auto dd = static_cast<std::size_t>(d);
-          if (d == map_dim) {
-            widths[dd] = req.tile_height;
-            continue;
-          }
-          const std::int64_t rows = mesh_full[dd] * cpu_full[dd];
-          if (rows > space->extent(d)) {
-            fits = false;
-            break;
-          }
-          widths[dd] = ceil_div(space->extent(d), rows);
-          fits = ceil_div(space->extent(d), widths[dd]) == rows;
-        }
-        if (!fits) continue;
-        auto t = Tiling::rectangular(widths);
+        auto widths = derived_widths(req, space, map_dim, mesh_full, cpu_full);
+        if (!widths) continue;
+        auto t = Tiling::rectangular(*widths);
         if (!t) return Unexpected{t.error()};
         if (auto legal = check_legal(*t, *req.deps); !legal) {
           if (!legality_error) legality_error = legal.error();
           continue;
         }
-        auto s = TileSpace::make(*space, *t);
+        auto s = TileSpace::make(space, *t);
         if (!s) return Unexpected{s.error()};
-        derived = std::move(*t);
-        derived_space = std::move(*s);
-        ts = &*derived_space;
-        c.widths = widths;
+        derived = FixedTiling{std::move(*t), std::move(*s)};
+        c.widths = *widths;
       }
-      const Tiling& tiling = fixed ? *fixed : *derived;
+      const FixedTiling& tiling = fixed ? *fixed : *derived;
       const Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim);
-      c.steps = count_steps(schedule, *ts);
-      c.face = node_face_points(mesh_full, cpu_full, tiling, map_dim, req.cpus);
+      c.steps = count_steps(schedule, tiling.space);
+      c.face = node_face_points(mesh_full, cpu_full, tiling.tiling, map_dim, req.cpus);
       if (!best || better(c, *best)) best = std::move(c);
     }
   }
-  if (!best) {
+  return best;
+}
+
+}  // namespace
+
+Expected<Plan> Plan::make(const PlanRequest& req) {
+  auto space = IterationSpace::make(req.size);
+  if (!space) return Unexpected{space.error()};
+  const int n = space->dims();
+  TP_TRY(check_request(req, n));
+  auto fixed = fixed_tiling(req, *space);
+  if (!fixed) return Unexpected{fixed.error()};
+  auto map_dim_or = mapping_dimension(req, *space, *fixed);
+  if (!map_dim_or) return Unexpected{map_dim_or.error()};
+  const int map_dim = *map_dim_or;
+  auto meshes = candidate_meshes(req, n);
+  if (!meshes) return Unexpected{meshes.error()};
+  std::optional<Error> legality_error;
+  auto best = best_candidate(req, *space, map_dim, *fixed, *meshes, legality_error);
+  if (!best) return Unexpected{best.error()};
+  if (!*best) {
     if (legality_error) return Unexpected{*legality_error};
     const std::string who = std::to_string(req.nodes) + " nodes x " + std::to_string(req.cpus) +
                             (req.cpus == 1 ? " CPU" : " CPUs") +
                             (req.mesh ? " (mesh " + join_x(*req.mesh) + ")" : "");
-    if (fixed) {
+    if (*fixed) {
       return fail(Errc::invalid_argument, "cannot map the tile space: it has " +
-                                              join_x(drop(fixed_space->counts(), map_dim)) +
+                                              join_x(drop((*fixed)->space.counts(), map_dim)) +
                                               " rows of tiles across the mapping dimension " +
                                               std::to_string(map_dim + 1) + ", and no mesh of " +
                                               who + " gives exactly one row per CPU");
     }
     return fail(Errc::invalid_argument, "cannot form a mesh of " + who + " over the extents " +
-                                            join_x(extents_off) + " across the mapping dimension " +
+                                            join_x(drop(space->extents(), map_dim)) +
+                                            " across the mapping dimension " +
                                             std::to_string(map_dim + 1) +
                                             ": every CPU needs its own non-empty row of tiles");
   }
-
-  Tiling tiling = fixed ? *fixed : *Tiling::rectangular(best->widths);
-  TileSpace ts = fixed ? *fixed_space : *TileSpace::make(*space, tiling);
-  const Index cpu_full = expand(best->cpu, map_dim);
+  const Candidate& chosen = **best;
+  Tiling tiling = *fixed ? (*fixed)->tiling : *Tiling::rectangular(chosen.widths);
+  TileSpace ts = *fixed ? (*fixed)->space : *TileSpace::make(*space, tiling);
+  const Index cpu_full = expand(chosen.cpu, map_dim);
   Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim);
   auto tile_deps = tile_dependences(tiling, *req.deps);
   if (!tile_deps) return Unexpected{tile_deps.error()};
@@ -331,10 +368,10 @@ Expected<Plan> Plan::make(const PlanRequest& req) {
   plan.map_dim_ = map_dim;
   plan.nodes_ = req.nodes;
   plan.cpus_ = req.cpus;
-  plan.mesh_ = best->mesh;
-  plan.cpu_grid_ = best->cpu;
-  plan.steps_ = best->steps;
-  plan.face_points_ = best->face;
+  plan.mesh_ = chosen.mesh;
+  plan.cpu_grid_ = chosen.cpu;
+  plan.steps_ = chosen.steps;
+  plan.face_points_ = chosen.face;
   return plan;
 }
 
