@@ -3,8 +3,6 @@ add_library(tilepipe_warnings INTERFACE)
 target_compile_options(tilepipe_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
   -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual
-  # The wave kernels are defined as rounded float32 products and sums (no FMA contraction).
-  -ffp-contract=off
   # GCC 12 reports false -Wrestrict positives inside std::string concatenation (GCC bug 105651).
   $<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-restrict>
   $<$<BOOL:${TILEPIPE_WERROR}>:-Werror>)
