@@ -1,5 +1,4 @@
 // `tilepipe align`: Smith-Waterman local alignment (affine gaps) of two FASTA sequences.
-#include <tilepipe/comm/launch.hpp>
 #include <tilepipe/comm/world.hpp>
 #include <tilepipe/exec/gather.hpp>
 #include <tilepipe/exec/local_runner.hpp>
@@ -15,6 +14,7 @@
 #include <chrono>
 #include <string>
 
+#include "comm_options.hpp"
 #include "command.hpp"
 
 namespace tp::app {
@@ -32,9 +32,7 @@ struct AlignOptions {
   std::string schedule = "overlap";
   std::string grouping = "hyperplane";
   std::string subtiles = "auto";
-  std::string sync = "hybrid";
-  std::string transport = "auto";
-  double peer_timeout_s = 10;
+  CommFlags comm;
   bool json = false;
 };
 
@@ -169,15 +167,8 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
   if (o.subtiles != "auto") options.subtiles = static_cast<int>(*parse_int(o.subtiles, "", 1));
   auto plan = plan::Plan::make(req);
   if (!plan) return report_error(plan.error());
-  comm::Config config;
-  auto sync = comm::parse_sync_mode(o.sync, "--sync");
-  if (!sync) return report_error(sync.error());
-  config.sync = *sync;
-  auto transport = comm::parse_transport(o.transport, "--transport");
-  if (!transport) return report_error(transport.error());
-  config.transport = *transport;
-  config.peer_timeout =
-      std::chrono::milliseconds(static_cast<std::int64_t>(o.peer_timeout_s * 1000));
+  auto config = apply_comm_flags(o.comm);
+  if (!config) return report_error(config.error());
   const auto body = [&](comm::World& world) -> int {
     auto outcome = exec::run_rank(*kernel, *plan, world, options);
     if (!outcome) {
@@ -197,15 +188,7 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
                        (*total)->summary.ranks.front().subtiles});
     return exit_ok;
   };
-  if (comm::World::launched_by_mpi()) {
-    auto world = comm::World::from_mpi(config);
-    if (!world) return report_error(world.error());
-    return body(*world);
-  }
-  std::fflush(stdout);
-  auto launched = comm::launch_local(o.nodes, config, body);
-  if (!launched) return report_error(launched.error());
-  return launched->status() == 0 ? exit_ok : exit_failure;
+  return run_on_ranks(o.nodes, *config, body);
 }
 
 int run_align(int argc, char** argv) {
@@ -238,11 +221,7 @@ int run_align(int argc, char** argv) {
   app.add_option("--subtiles", o.subtiles,
                  "with --nodes and vertical grouping: subtiles per tile N, or auto")
       ->capture_default_str();
-  app.add_option("--sync", o.sync, "with --nodes: poll|block|hybrid")->capture_default_str();
-  app.add_option("--transport", o.transport, "with --nodes: auto|shm|mpi")->capture_default_str();
-  app.add_option("--peer-timeout", o.peer_timeout_s,
-                 "with --nodes: seconds before a dead peer fails a wait")
-      ->check(CLI::Range(0.001, 3600.0));
+  add_comm_options(app, o.comm, "with --nodes: ", false);
   app.add_flag("--json", o.json, "print one JSON object");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 

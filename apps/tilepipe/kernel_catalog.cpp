@@ -1,19 +1,45 @@
-// The built-in kernels' shapes for the planner.
+// The built-in kernels' shapes for the planner, from the kernel types' traits.
 #include "kernel_catalog.hpp"
 
+#include <tilepipe/kernels/sw.hpp>
+#include <tilepipe/kernels/wave.hpp>
+
+#include <array>
+#include <vector>
+
 namespace tp::app {
+namespace {
+
+template <exec::Kernel K>
+KernelInfo describe(std::string_view name) {
+  std::vector<plan::Index> vectors;
+  for (const auto& dep : K::deps) vectors.emplace_back(dep.begin(), dep.end());
+  auto deps = plan::DependenceMatrix::make(K::dims, vectors);
+  TP_EXPECTS(deps.has_value());  // a built-in kernel's dependences are valid by construction
+  return KernelInfo{name, K::storage, K::dims, *deps};
+}
+
+const std::array<KernelInfo, 4>& catalog() {
+  static const std::array<KernelInfo, 4> kernels{
+      describe<kernels::Wave<2>>("wave2d"), describe<kernels::Wave<3>>("wave3d"),
+      describe<kernels::Wave<4>>("wave4d"), describe<kernels::SwKernel>("sw")};
+  return kernels;
+}
+
+}  // namespace
 
 Expected<KernelInfo> find_kernel(std::string_view name) {
-  if (name == "wave2d") return KernelInfo{"wave2d", 2, plan::DependenceMatrix::unit(2)};
-  if (name == "wave3d") return KernelInfo{"wave3d", 3, plan::DependenceMatrix::unit(3)};
-  if (name == "wave4d") return KernelInfo{"wave4d", 4, plan::DependenceMatrix::unit(4)};
-  if (name == "sw") return KernelInfo{"sw", 2, *plan::DependenceMatrix::parse("1,0;0,1;1,1")};
+  for (const auto& k : catalog()) {
+    if (k.name == name) return k;
+  }
   return fail(Errc::invalid_argument, "--kernel: unknown kernel '" + std::string(name) +
                                           "' (choose " + kernel_names() + ")");
 }
 
 std::string kernel_names() {
-  return "wave2d|wave3d|wave4d|sw";
+  std::string names;
+  for (const auto& k : catalog()) names += (names.empty() ? "" : "|") + std::string(k.name);
+  return names;
 }
 
 }  // namespace tp::app

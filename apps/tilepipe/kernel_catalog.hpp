@@ -1,6 +1,8 @@
-// The built-in kernels as the planner sees them: name, number of dimensions, dependences.
+// The built-in kernels as the planner sees them: name, storage, number of dimensions and
+// dependences, each read from the kernel type's own traits (dims, storage, deps).
 #pragma once
 
+#include <tilepipe/exec/kernel.hpp>
 #include <tilepipe/plan/iteration_space.hpp>
 #include <tilepipe/support/expected.hpp>
 
@@ -11,11 +13,12 @@ namespace tp::app {
 
 struct KernelInfo {
   std::string_view name;
+  exec::Storage storage;
   int dims;
   plan::DependenceMatrix deps;
 };
 
-/// wave2d/wave3d/wave4d (unit vectors) and sw ((1,0), (0,1), (1,1)); an error names the choices.
+/// wave2d/wave3d/wave4d and sw; an error names the choices.
 Expected<KernelInfo> find_kernel(std::string_view name);
 
 /// "wave2d|wave3d|wave4d|sw".

@@ -1,10 +1,10 @@
 // `tilepipe pingpong`: one-way latency and bandwidth between ranks 0 and 1 of a comm World.
 #include "affinity.hpp"
+#include "comm_options.hpp"
 #include "command.hpp"
-#include "link_option.hpp"
 
-#include <tilepipe/comm/launch.hpp>
 #include <tilepipe/comm/world.hpp>
+#include <tilepipe/exec/calibration.hpp>
 #include <tilepipe/model/fit.hpp>
 #include <tilepipe/support/parse.hpp>
 
@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -189,48 +190,39 @@ Status ping_pong(comm::World& world, const PingpongOptions& opt, std::vector<Siz
     if (!made) return Unexpected{made.error()};
     probe = *made;
   }
-  using clock = std::chrono::steady_clock;
+  const auto timeout = world.config().peer_timeout;
   for (std::size_t bytes : opt.sizes) {
     std::span<std::byte> msg(buf.data(), bytes);
     const std::int64_t trips = round_trips_for(bytes, opt.iters);
     const std::int64_t batches = std::min<std::int64_t>(trips, 15);
     const std::int64_t per_batch = trips / batches;
-    auto round_trip = [&]() -> Status {
-      if (me == 0) {
-        TP_TRY(world.send(1, tag, msg));
-        TP_TRY(world.recv(1, tag, msg));
-      } else if (me == 1) {
-        TP_TRY(world.recv(0, tag, msg));
-        TP_TRY(world.send(0, tag, msg));
-      }
-      return {};
-    };
+    const std::int64_t warm = std::max<std::int64_t>(2, per_batch / 4);
     TP_TRY(world.barrier());
-    for (std::int64_t i = 0; i < std::max<std::int64_t>(2, per_batch / 4); ++i) {
-      TP_TRY(round_trip());
-    }
-    const auto timeout = world.config().peer_timeout;
-    if (probe) TP_TRY(probe->run(me, std::max<std::int64_t>(2, per_batch / 4), timeout));
-    auto one_way = [per_batch](clock::time_point t0) {
-      const std::chrono::duration<double, std::micro> dt = clock::now() - t0;
-      return dt.count() / (2.0 * static_cast<double>(per_batch));
-    };
-    std::vector<double> one_way_us;
+    TP_TRY(exec::time_round_trips(world, msg, msg, {tag, 1, warm, false, nullptr}));
+    if (probe) TP_TRY(probe->run(me, warm, timeout));
+    // Right after each batch of messages, on the same cores: both see the same placement of the
+    // two vCPUs, which on a VM can change from one second to the next.
     std::vector<double> line_us;
     std::vector<double> ratios;
-    for (std::int64_t b = 0; b < batches; ++b) {
-      auto t0 = clock::now();
-      for (std::int64_t i = 0; i < per_batch; ++i) TP_TRY(round_trip());
-      one_way_us.push_back(one_way(t0));
-      if (probe) {
-        // Right after the messages, on the same cores: both batches see the same placement of
-        // the two vCPUs, which on a VM can change from one second to the next.
-        t0 = clock::now();
+    std::function<Status(std::int64_t)> after_batch;
+    if (probe) {
+      after_batch = [&](std::int64_t) -> Status {
+        const auto t0 = std::chrono::steady_clock::now();
         TP_TRY(probe->run(me, per_batch, timeout));
-        line_us.push_back(one_way(t0));
-        ratios.push_back(one_way_us.back() / line_us.back());
-      }
+        const std::chrono::duration<double, std::micro> dt = std::chrono::steady_clock::now() - t0;
+        line_us.push_back(dt.count() / (2.0 * static_cast<double>(per_batch)));
+        return {};
+      };
     }
+    auto timed =
+        exec::time_round_trips(world, msg, msg, {tag, batches, per_batch, false, after_batch});
+    if (!timed) return Unexpected{timed.error()};
+    std::vector<double> one_way_us;
+    for (std::size_t b = 0; b < timed->one_way_s.size(); ++b) {
+      one_way_us.push_back(timed->one_way_s[b] * 1e6);
+      if (probe) ratios.push_back(one_way_us.back() / line_us[b]);
+    }
+    if (one_way_us.empty()) continue;  // ranks beyond 1 only join
     SizeResult r{bytes, per_batch * batches, model::median(one_way_us), min_of(one_way_us),
                  max_of(one_way_us)};
     if (probe) {
@@ -300,6 +292,10 @@ void print_results(const comm::World& world, const PingpongOptions& opt,
 }
 
 int rank_body(comm::World& world, const PingpongOptions& opt) {
+  if (world.size() < 2) {
+    return report_error(
+        Error(Errc::invalid_argument, "pingpong needs at least 2 ranks (mpirun -n 2)"));
+  }
   if (opt.pin) pin_to_core(world.rank());
   std::vector<SizeResult> results;
   Status s = ping_pong(world, opt, results);
@@ -313,8 +309,7 @@ int run_pingpong(int argc, char** argv) {
   CLI::App app{"Ping-pong between ranks 0 and 1: one-way latency and bandwidth per message size"};
   PingpongOptions opt;
   comm::Config cfg;
-  std::string transport = "auto";
-  std::string sync = "hybrid";
+  CommFlags comm_flags;
   std::string sizes = "0:4MiB";
   std::string rendezvous = "auto";
   std::string buffers = "world";
@@ -324,10 +319,8 @@ int run_pingpong(int argc, char** argv) {
   std::string world_rendezvous;
   std::int64_t slots = 0;
   bool no_pin = false;
-  std::string link;
   app.add_option("--ranks", opt.ranks, "ranks to start when not under mpirun (>= 2)");
-  app.add_option("--transport", transport, "shm, mpi or auto (shm locally, shm+mpi under mpirun)");
-  app.add_option("--sync", sync, "poll, block or hybrid (spin, then sleep)");
+  add_comm_options(app, comm_flags);
   app.add_option("--sizes", sizes, "message sizes: A:B (powers of two from A to B) or one size");
   app.add_option("--iters", opt.iters, "round trips per size up to 64KiB (fewer above)");
   app.add_option("--rendezvous", rendezvous, "auto, cma (process_vm_readv) or copy");
@@ -345,14 +338,9 @@ int run_pingpong(int argc, char** argv) {
   app.add_flag("--cacheline", opt.cacheline,
                "after each batch, time as many raw cache-line round trips between the same two "
                "ranks (shm) and report the ratio");
-  add_link_option(app, link);
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 
   auto bad = [](const Error& e) { return report_error(e); };
-  auto t = comm::parse_transport(transport, "--transport");
-  if (!t) return bad(t.error());
-  auto sm = comm::parse_sync_mode(sync, "--sync");
-  if (!sm) return bad(sm.error());
   auto rv = comm::parse_rendezvous(rendezvous, "--rendezvous");
   if (!rv) return bad(rv.error());
   if (buffers != "world" && buffers != "user") {
@@ -362,9 +350,6 @@ int run_pingpong(int argc, char** argv) {
   opt.world_buffers = buffers == "world";
   auto sz = parse_sizes(sizes);
   if (!sz) return bad(sz.error());
-  auto ln = parse_link_option(link);
-  if (!ln) return bad(ln.error());
-  cfg.link = *ln;
   if (opt.iters < 1 || opt.iters > 100'000'000) {
     return bad(Error(Errc::invalid_argument,
                      "--iters: " + std::to_string(opt.iters) + " must be in 1..100000000"));
@@ -390,42 +375,21 @@ int run_pingpong(int argc, char** argv) {
     cfg.slots_per_channel = static_cast<std::uint32_t>(slots);
     cfg.credit_batch = std::max<std::uint32_t>(1, cfg.slots_per_channel / 2);
   }
-  cfg.transport = *t;
-  cfg.sync = *sm;
+  auto applied = apply_comm_flags(comm_flags, cfg);
+  if (!applied) return bad(applied.error());
+  cfg = *applied;
   cfg.rendezvous = *rv;
   if (auto v = cfg.validate(); !v) return bad(v.error());
   opt.sizes = *sz;
   opt.pin = !no_pin;
 
-  if (comm::World::launched_by_mpi()) {
-    auto world = comm::World::from_mpi(cfg);
-    if (!world) return report_error(world.error());
-    if (world->size() < 2) {
-      return bad(Error(Errc::invalid_argument, "pingpong needs at least 2 ranks (mpirun -n 2)"));
-    }
-    return rank_body(*world, opt);
-  }
-  if (opt.ranks < 2 || opt.ranks > 256) {
+  if (!comm::World::launched_by_mpi() && (opt.ranks < 2 || opt.ranks > 256)) {
     return bad(Error(Errc::invalid_argument,
                      "--ranks: " + std::to_string(opt.ranks) + " must be in 2..256"));
   }
-  if (cfg.transport == comm::TransportKind::mpi) {
-    return bad(Error(Errc::invalid_argument,
-                     "--transport mpi: start tilepipe with mpirun (the local launcher uses shm)"));
-  }
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   if (opt.ranks > cores) opt.pin = false;
-  auto result =
-      comm::launch_local(opt.ranks, cfg, [&](comm::World& world) { return rank_body(world, opt); });
-  if (!result) return report_error(result.error());
-  for (const auto& e : result->errors) fmt::print(stderr, "tilepipe: error: {}\n", e);
-  for (std::size_t r = 0; r < result->term_signals.size(); ++r) {
-    if (result->term_signals[r] != 0) {
-      fmt::print(stderr, "tilepipe: error: rank {} killed by signal {}\n", r,
-                 result->term_signals[r]);
-    }
-  }
-  return result->status() == 0 ? exit_ok : exit_failure;
+  return run_on_ranks(opt.ranks, cfg, [&](comm::World& world) { return rank_body(world, opt); });
 }
 
 const CommandRegistration registration{Command{

@@ -1,11 +1,11 @@
 // `tilepipe run`: executes a plan for a built-in wave kernel on ranks x threads and reports the
 // wall time, points per second, the checksum, per-phase times and the hidden communication.
 #include "calibration_runner.hpp"
+#include "comm_options.hpp"
 #include "command.hpp"
-#include "link_option.hpp"
+#include "kernel_catalog.hpp"
 #include "plan_options.hpp"
 
-#include <tilepipe/comm/launch.hpp>
 #include <tilepipe/comm/world.hpp>
 #include <tilepipe/exec/face_transport.hpp>
 #include <tilepipe/exec/gather.hpp>
@@ -33,11 +33,9 @@ namespace {
 
 struct RunFlags {
   PlanOptions plan;
-  std::string transport = "auto";
-  std::string sync = "hybrid";
+  CommFlags comm;
   std::string subtiles = "auto";
   std::string trace;
-  double peer_timeout_s = 10;
   bool verify = false;
   bool json = false;
   bool cpus_given = false;
@@ -47,7 +45,6 @@ struct RunFlags {
   std::string machine_label;  ///< the machine file's label and path, with choice
   bool comm_thread = false;
   bool rendezvous_faces = false;  ///< keep the transport's default protocols for faces
-  std::string link;               ///< --link SPEC (empty: none)
   comm::Link parsed_link;         ///< the emulated link in force
   exec::FaceMode faces = exec::FaceMode::automatic;  ///< --faces
 };
@@ -256,30 +253,7 @@ int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
   if (!f.rendezvous_faces) {
     config = exec::eager_faces_config(config, exec::max_face_bytes(plan, sizeof(float), 1, false));
   }
-  if (comm::World::launched_by_mpi()) {
-    auto world = comm::World::from_mpi(config);
-    if (!world) return report_error(world.error());
-    return body(*world);
-  }
-  if (config.transport == comm::TransportKind::mpi) {
-    return report_error(Error(Errc::invalid_argument,
-                              "--transport mpi needs the ranks started by mpirun (e.g. mpirun "
-                              "-np 2 tilepipe run ...)"));
-  }
-  std::fflush(stdout);
-  auto launched = comm::launch_local(static_cast<int>(plan.nodes()), config, body);
-  if (!launched) return report_error(launched.error());
-  const int status = launched->status();
-  if (status != 0) {
-    for (std::size_t r = 0; r < launched->term_signals.size(); ++r) {
-      if (launched->term_signals[r] != 0) {
-        fmt::print(stderr, "tilepipe: error: rank {} was killed by signal {}\n", r,
-                   launched->term_signals[r]);
-      }
-    }
-    return status == exit_bad_input ? exit_bad_input : exit_failure;
-  }
-  return exit_ok;
+  return run_on_ranks(static_cast<int>(plan.nodes()), config, body);
 }
 
 /// The machine file the run's automatic choices use: --machine (errors are the user's), else the
@@ -340,12 +314,9 @@ int run_run(int argc, char** argv) {
                "tilepipe run"};
   RunFlags f;
   f.plan.add_to(app);
-  app.add_option("--transport", f.transport, "auto|shm|mpi (auto: shm on one host, MPI across)");
-  app.add_option("--sync", f.sync, "poll|block|hybrid: how waiting ranks learn that data landed");
+  add_comm_options(app, f.comm);
   app.add_option("--subtiles", f.subtiles, "vertical grouping: subtiles per tile, or auto");
   app.add_option("--trace", f.trace, "write a Chrome trace-event JSON file (Perfetto opens it)");
-  app.add_option("--peer-timeout", f.peer_timeout_s,
-                 "seconds after which a rank fails when a peer it waits on has died");
   app.add_flag("--rendezvous-faces", f.rendezvous_faces,
                "keep the transport's size thresholds for faces (default: faces up to 1 MiB are "
                "sent eagerly, inside isend)");
@@ -360,7 +331,6 @@ int run_run(int argc, char** argv) {
   app.add_option("--machine", f.machine,
                  "machine file (tilepipe calibrate): --tile/--schedule/--grouping auto choose by "
                  "the cost model; default: the file tilepipe calibrate writes, if present");
-  add_link_option(app, f.link);
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
   f.cpus_given = app.count("--cpus") > 0;
   auto face_mode = exec::parse_face_mode(faces, "--faces");
@@ -372,29 +342,15 @@ int run_run(int argc, char** argv) {
                               "--kernel is required (tilepipe run runs wave2d|wave3d|wave4d; "
                               "Smith-Waterman runs with tilepipe align)"));
   }
-  if (f.plan.kernel != "wave2d" && f.plan.kernel != "wave3d" && f.plan.kernel != "wave4d") {
+  if (auto k = find_kernel(f.plan.kernel); !k || k->storage != exec::Storage::resident) {
     return report_error(
         Error(Errc::invalid_argument, "--kernel: tilepipe run runs wave2d|wave3d|wave4d, not '" +
                                           f.plan.kernel + "' (Smith-Waterman: tilepipe align)"));
   }
-  comm::Config config;
-  if (!(f.peer_timeout_s > 0 && f.peer_timeout_s <= 3600)) {
-    return report_error(
-        Error(Errc::invalid_argument,
-              fmt::format("--peer-timeout: {} must be in (0, 3600] seconds", f.peer_timeout_s)));
-  }
-  config.peer_timeout =
-      std::chrono::milliseconds(static_cast<std::int64_t>(f.peer_timeout_s * 1000));
-  auto sync = comm::parse_sync_mode(f.sync, "--sync");
-  if (!sync) return report_error(sync.error());
-  config.sync = *sync;
-  auto transport = comm::parse_transport(f.transport, "--transport");
-  if (!transport) return report_error(transport.error());
-  config.transport = *transport;
-  auto link = parse_link_option(f.link);
-  if (!link) return report_error(link.error());
-  config.link = *link;
-  f.parsed_link = *link;
+  auto comm_config = apply_comm_flags(f.comm);
+  if (!comm_config) return report_error(comm_config.error());
+  const comm::Config config = *comm_config;
+  f.parsed_link = config.link;
   if (f.faces == exec::FaceMode::direct && config.transport == comm::TransportKind::mpi) {
     return report_error(Error(Errc::invalid_argument,
                               "--faces direct needs shared memory between the ranks (not "
@@ -403,7 +359,7 @@ int run_run(int argc, char** argv) {
   if (f.faces == exec::FaceMode::direct && config.link.enabled) {
     return report_error(
         Error(Errc::invalid_argument, "--faces direct bypasses the emulated link (--link " +
-                                          f.link + "); use --faces copy or auto"));
+                                          f.comm.link + "); use --faces copy or auto"));
   }
 
   auto extents = parse_extents(f.plan.size, "--size");

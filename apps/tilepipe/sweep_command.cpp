@@ -7,6 +7,7 @@
 
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/cost_model.hpp>
+#include <tilepipe/model/fit.hpp>
 #include <tilepipe/model/machine_file.hpp>
 #include <tilepipe/support/parse.hpp>
 
@@ -153,9 +154,9 @@ std::string plot_script() {
   return "";
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
+/// The median, 0 for a point that has no sample.
+double median_of(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : model::median(v);
 }
 
 void draw_bar(int done, int total, const std::string& what) {

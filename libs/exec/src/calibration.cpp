@@ -1,6 +1,7 @@
 // Calibration probes on a World: ping-pong by size, isend cost, notification latency; barriers.
 #include <tilepipe/exec/calibration.hpp>
 #include <tilepipe/exec/step_team.hpp>
+#include <tilepipe/model/fit.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -12,46 +13,82 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median_of(std::vector<double> v) {
-  TP_EXPECTS(!v.empty());
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 double since(Clock::time_point a) {
   return std::chrono::duration<double>(Clock::now() - a).count();
 }
 
-/// Round trips of `bytes`-byte messages between ranks 0 and 1; on rank 0 the medians of the
-/// round trip and of the isend call.
-Expected<std::pair<double, double>> ping_pong(comm::World& world, std::int64_t bytes, int rounds,
-                                              int tag) {
+/// Seconds of a round trip spent before the message leaves, and in the isend call itself.
+struct RoundTripCosts {
+  double posting_s = 0;  ///< posting the receive ahead (not part of the round trip)
+  double isend_s = 0;
+};
+
+/// One round trip; on rank 0 with nonblocking, what posting the receive and the isend cost.
+Expected<RoundTripCosts> round_trip(comm::World& world, std::span<std::byte> out,
+                                    std::span<std::byte> in, int tag, bool nonblocking) {
+  const int me = world.rank();
+  if (me == 0 && nonblocking) {
+    const auto p = Clock::now();
+    auto recv = world.irecv(1, tag, in);
+    if (!recv) return Unexpected{recv.error()};
+    const auto a = Clock::now();
+    auto send = world.isend(1, tag, out);
+    const double isend_s = since(a);
+    if (!send) return Unexpected{send.error()};
+    TP_TRY(world.wait(*send));
+    TP_TRY(world.wait(*recv));
+    return RoundTripCosts{std::chrono::duration<double>(a - p).count(), isend_s};
+  }
+  if (me == 0) {
+    TP_TRY(world.send(1, tag, out));
+    TP_TRY(world.recv(1, tag, in));
+  } else if (me == 1) {
+    TP_TRY(world.recv(0, tag, in));
+    TP_TRY(world.send(0, tag, out));
+  }
+  return RoundTripCosts{};
+}
+
+}  // namespace
+
+Expected<RoundTripTimes> time_round_trips(comm::World& world, std::span<std::byte> out,
+                                          std::span<std::byte> in, const RoundTripOptions& opts) {
+  TP_EXPECTS(world.size() >= 2 && opts.tag >= 0 && opts.batches >= 1 && opts.per_batch >= 1);
+  TP_EXPECTS(out.size() == in.size());
+  RoundTripTimes times;
+  const bool timed = world.rank() <= 1;
+  for (Index b = 0; b < opts.batches; ++b) {
+    RoundTripCosts sum;
+    const auto a = Clock::now();
+    for (Index i = 0; timed && i < opts.per_batch; ++i) {
+      auto c = round_trip(world, out, in, opts.tag, opts.nonblocking);
+      if (!c) return Unexpected{c.error()};
+      sum.posting_s += c->posting_s;
+      sum.isend_s += c->isend_s;
+    }
+    if (timed) {
+      const auto n = static_cast<double>(opts.per_batch);
+      times.one_way_s.push_back((since(a) - sum.posting_s) / (2.0 * n));
+      if (opts.nonblocking) times.isend_s.push_back(sum.isend_s / n);
+    }
+    if (opts.after_batch) TP_TRY(opts.after_batch(b));
+  }
+  return times;
+}
+
+namespace {
+
+/// `rounds` round trips of `bytes` bytes after one that warms the path (faults in the pages);
+/// on rank 0 the medians of the one-way time and of the isend call.
+Expected<std::pair<double, double>> probe_size(comm::World& world, std::int64_t bytes, int rounds,
+                                               int tag) {
   std::vector<std::byte> out(static_cast<std::size_t>(bytes));
   std::vector<std::byte> in(static_cast<std::size_t>(bytes));
-  std::vector<double> rtt;
-  std::vector<double> start;
-  const int me = world.rank();
-  for (int r = 0; r < rounds + 1; ++r) {  // round 0 warms the path (faults in the pages)
-    if (me == 0) {
-      auto recv = world.irecv(1, tag, in);
-      if (!recv) return Unexpected{recv.error()};
-      const auto a = Clock::now();
-      auto send = world.isend(1, tag, out);
-      const double s = since(a);
-      if (!send) return Unexpected{send.error()};
-      if (auto w = world.wait(*send); !w) return Unexpected{w.error()};
-      if (auto w = world.wait(*recv); !w) return Unexpected{w.error()};
-      if (r > 0) {
-        rtt.push_back(since(a));
-        start.push_back(s);
-      }
-    } else if (me == 1) {
-      if (auto w = world.recv(0, tag, in); !w) return Unexpected{w.error()};
-      if (auto w = world.send(0, tag, out); !w) return Unexpected{w.error()};
-    }
-  }
-  if (me != 0) return std::pair<double, double>{0, 0};
-  return std::pair<double, double>{median_of(rtt), median_of(start)};
+  TP_TRY(time_round_trips(world, out, in, RoundTripOptions{tag, 1, 1, true, nullptr}));
+  auto t = time_round_trips(world, out, in, RoundTripOptions{tag, rounds, 1, true, nullptr});
+  if (!t) return Unexpected{t.error()};
+  if (world.rank() != 0) return std::pair<double, double>{0, 0};
+  return std::pair<double, double>{model::median(t->one_way_s), model::median(t->isend_s)};
 }
 
 }  // namespace
@@ -69,15 +106,15 @@ Expected<CommProbeResult> probe_comm(comm::World& world, const CommProbeOptions&
     const int rounds =
         static_cast<int>(std::clamp<std::int64_t>(budget / bytes, 3, opts.round_trips));
     TP_TRY(world.barrier());
-    auto r = ping_pong(world, bytes, rounds, tag++);
+    auto r = probe_size(world, bytes, rounds, tag++);
     if (!r) return Unexpected{r.error()};
-    result.one_way_s.emplace_back(bytes, r->first / 2);
+    result.one_way_s.emplace_back(bytes, r->first);
     result.isend_s.emplace_back(bytes, r->second);
   }
   TP_TRY(world.barrier());
-  auto n = ping_pong(world, 8, std::max(opts.round_trips, 50), tag);
+  auto n = probe_size(world, 8, std::max(opts.round_trips, 50), tag);
   if (!n) return Unexpected{n.error()};
-  result.notify_s = n->first / 2;
+  result.notify_s = n->first;
   TP_TRY(world.barrier());
   return result;
 }
@@ -91,7 +128,7 @@ double measure_thread_sync_s(int threads) {
     run_steps(threads, rounds, [](int, Index) {});
     batches.push_back(since(a) / static_cast<double>(rounds));
   }
-  return median_of(batches);
+  return model::median(batches);
 }
 
 }  // namespace tp::exec

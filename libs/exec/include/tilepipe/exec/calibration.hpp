@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 namespace tp::exec {
@@ -85,6 +87,32 @@ class TileCostProbe {
   Box<D> bounds_;
   std::vector<T> storage_;
 };
+
+/// How `time_round_trips` runs: batches of round trips between ranks 0 and 1.
+struct RoundTripOptions {
+  int tag = 0;          ///< a user tag (>= 0) no other traffic uses meanwhile
+  Index batches = 1;    ///< timed batches (>= 1)
+  Index per_batch = 1;  ///< round trips per batch (>= 1)
+  /// false: blocking send and recv on both ranks (the latency a user's code sees). true: rank 0
+  /// posts the receive first and times its isend call (the CPU cost of starting a send).
+  bool nonblocking = false;
+  /// Called on every rank after each batch (nullptr: nothing), e.g. a reference probe that must
+  /// run on the same cores right after the messages.
+  std::function<Status(Index batch)> after_batch;
+};
+
+/// Per batch, on ranks 0 and 1: the one-way time of a message (batch time / (2 per_batch)) and,
+/// when nonblocking, rank 0's mean isend call time; empty on other ranks.
+struct RoundTripTimes {
+  std::vector<double> one_way_s;
+  std::vector<double> isend_s;
+};
+
+/// The one ping-pong of tilepipe (pingpong and calibrate): rank 0 sends `out`, rank 1 answers
+/// into `in` and back; other ranks only run `after_batch`. Collective over the world; no barrier
+/// inside. Errors: a transport failure or a peer that died.
+Expected<RoundTripTimes> time_round_trips(comm::World& world, std::span<std::byte> out,
+                                          std::span<std::byte> in, const RoundTripOptions& opts);
 
 /// What the communication probe measured between ranks 0 and 1 (meaningful on rank 0).
 struct CommProbeResult {
