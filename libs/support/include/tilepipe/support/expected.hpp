@@ -4,6 +4,7 @@
 #include <tilepipe/support/assert.hpp>
 #include <tilepipe/support/error.hpp>
 
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -61,23 +62,23 @@ class [[nodiscard]] Expected {
   std::variant<T, Error> v_;
 };
 
-/// Expected<void>: success or an Error.
+/// Expected<void>: success or an Error. Success constructs no Error (hot paths return a Status
+/// per message).
 template <>
 class [[nodiscard]] Expected<void> {
  public:
   Expected() = default;
-  Expected(Unexpected u) : err_(std::move(u.error)), ok_(false) {}  // NOLINT: implicit
+  Expected(Unexpected u) : err_(std::move(u.error)) {}  // NOLINT: implicit
 
-  [[nodiscard]] bool has_value() const noexcept { return ok_; }
-  explicit operator bool() const noexcept { return ok_; }
+  [[nodiscard]] bool has_value() const noexcept { return !err_.has_value(); }
+  explicit operator bool() const noexcept { return !err_.has_value(); }
   [[nodiscard]] const Error& error() const {
-    TP_ASSERT(!ok_);
-    return err_;
+    TP_ASSERT(err_.has_value());
+    return *err_;
   }
 
  private:
-  Error err_;
-  bool ok_ = true;
+  std::optional<Error> err_;
 };
 
 using Status = Expected<void>;
