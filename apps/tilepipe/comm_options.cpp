@@ -59,7 +59,7 @@ int run_on_ranks(int ranks, const comm::Config& config,
   if (config.transport == comm::TransportKind::mpi) {
     return report_error(Error(Errc::invalid_argument,
                               "--transport mpi needs the ranks started by mpirun or srun (e.g. "
-                              "mpirun -np 2 tilepipe ...); the local launcher uses shm"));
+                              "mpirun -np 2 ...); forked ranks use shared memory"));
   }
   std::fflush(stdout);
   auto launched = comm::launch_local(ranks, config, body);

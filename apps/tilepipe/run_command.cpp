@@ -8,11 +8,10 @@
 
 #include <tilepipe/comm/world.hpp>
 #include <tilepipe/exec/face_transport.hpp>
-#include <tilepipe/exec/gather.hpp>
-#include <tilepipe/exec/pipeline.hpp>
 #include <tilepipe/kernels/wave.hpp>
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/machine_file.hpp>
+#include <tilepipe/runtime/run.hpp>
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
@@ -39,24 +38,13 @@ struct RunFlags {
   bool verify = false;
   bool json = false;
   bool cpus_given = false;
-  std::string machine;  ///< --machine FILE
-  /// Set when the cost model chose the tile, schedule or grouping.
-  std::optional<model::Choice> choice;
+  std::string machine;        ///< --machine FILE
   std::string machine_label;  ///< the machine file's label and path, with choice
   bool comm_thread = false;
   bool rendezvous_faces = false;  ///< keep the transport's default protocols for faces
   comm::Link parsed_link;         ///< the emulated link in force
   exec::FaceMode faces = exec::FaceMode::automatic;  ///< --faces
 };
-
-// Physical memory in bytes (0 when unknown).
-std::uint64_t physical_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0
-             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
-             : 0;
-}
 
 std::string join_x(const plan::Index& v) {
   std::string s;
@@ -74,9 +62,10 @@ nlohmann::ordered_json phases_json(const exec::PhaseTimes& p) {
 }
 
 // Everything rank 0 prints once every rank has finished.
-template <int D>
-int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::uint64_t>& total,
-           std::optional<bool> verified) {
+int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total) {
+  const plan::Plan& plan = total.planned.plan;
+  const std::optional<model::Choice>& choice = total.planned.choice;
+  const std::optional<bool> verified = total.verified;
   const double seconds = total.summary.wall_s();
   const auto points = plan.space().points();
   const double rate = seconds > 0 ? static_cast<double>(points) / seconds : 0;
@@ -111,11 +100,11 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
         hidden < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(hidden);
     j["verified"] = verified ? nlohmann::ordered_json(*verified) : nlohmann::ordered_json(nullptr);
     j["link"] = comm::to_string(f.parsed_link);
-    if (f.choice) {
-      j["chosen_by"] = f.choice->chosen_by_model ? "model" : "user";
+    if (choice) {
+      j["chosen_by"] = choice->chosen_by_model ? "model" : "user";
       j["machine"] = f.machine_label;
-      j["predicted_s"] = f.choice->prediction.total.count();
-      j["reason"] = f.choice->reason;
+      j["predicted_s"] = choice->prediction.total.count();
+      j["reason"] = choice->reason;
     }
     auto ranks = nlohmann::ordered_json::array();
     for (const auto& r : total.summary.ranks) {
@@ -175,11 +164,11 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
       fmt::print("  communication hidden behind computation: no faces moved between ranks\n");
     }
     if (verified) fmt::print("  verified           {}\n", *verified ? "yes (bit for bit)" : "NO");
-    if (f.choice) {
-      fmt::print("  predicted time     {:.6f} s (machine {})\n", f.choice->prediction.total.count(),
+    if (choice) {
+      fmt::print("  predicted time     {:.6f} s (machine {})\n", choice->prediction.total.count(),
                  f.machine_label);
-      fmt::print("  chosen by          {}: {}\n", f.choice->chosen_by_model ? "model" : "user",
-                 f.choice->reason);
+      fmt::print("  chosen by          {}: {}\n", choice->chosen_by_model ? "model" : "user",
+                 choice->reason);
     }
   }
   if (!f.trace.empty()) {
@@ -199,61 +188,16 @@ int report(const RunFlags& f, const plan::Plan& plan, const exec::RunTotal<std::
 }
 
 template <int D>
-int run_wave(const RunFlags& f, const plan::Plan& plan, comm::Config config) {
+int run_wave(const RunFlags& f, const plan::Index& size, const runtime::RunOptions& options) {
   exec::Point<D> n{};
-  for (int d = 0; d < D; ++d) n[d] = plan.space().extent(d);
+  for (int d = 0; d < D; ++d) n[d] = size[static_cast<std::size_t>(d)];
   auto kernel = kernels::Wave<D>::make(n);
   if (!kernel) return report_error(kernel.error());
-  exec::PipelineOptions options;
-  options.trace = !f.trace.empty();
-  options.comm_thread = f.comm_thread;
-  options.faces = f.faces;
-  if (f.subtiles == "auto" && f.choice && f.choice->prediction.step.subtiles > 0) {
-    // The model's N (seed 002 formula (7) with the machine file's t_sync_in).
-    options.subtiles = static_cast<int>(f.choice->prediction.step.subtiles);
-  } else if (f.subtiles != "auto") {
-    auto s = parse_int(f.subtiles, "--subtiles", 1, 1 << 20);
-    if (!s) return report_error(s.error());
-    options.subtiles = static_cast<int>(*s);
-  }
-  // Memory: every rank's slab (the array's share plus halo) lives on this host when local.
-  const std::uint64_t array_bytes = static_cast<std::uint64_t>(plan.space().points()) * 4;
-  const std::uint64_t need = array_bytes + (f.verify ? array_bytes : 0);
-  if (const auto have = physical_memory_bytes(); have > 0 && need > have) {
-    return report_error(Error(
-        Errc::out_of_range,
-        fmt::format("the run needs about {:.1f} GiB but this machine has "
-                    "{:.1f} GiB of memory",
-                    static_cast<double>(need) / (1 << 30), static_cast<double>(have) / (1 << 30))));
-  }
-  // Fault injection for the tests (docs/cli.md): TILEPIPE_FAULT_KILL_RANK=r kills rank r with
-  // SIGKILL as it starts, so that the other ranks must notice a dead peer.
-  const char* kill_rank = std::getenv("TILEPIPE_FAULT_KILL_RANK");
-  const auto body = [&](comm::World& world) -> int {
-    if (kill_rank != nullptr && std::to_string(world.rank()) == kill_rank) std::raise(SIGKILL);
-    auto outcome = exec::run_rank(*kernel, plan, world, options);
-    if (!outcome) {
-      return report_error(outcome.error().on_rank(world.rank()));
-    }
-    auto total = exec::gather_outcomes<kernels::Wave<D>>(world, *outcome);
-    if (!total) {
-      (void)report_error(total.error().on_rank(world.rank()));
-      return exit_failure;
-    }
-    if (world.rank() != 0) return exit_ok;
-    std::optional<bool> verified;
-    if (f.verify) {
-      const auto reference = kernels::wave_reference(plan.space().extents());
-      verified =
-          kernels::wave_reference_checksum(reference, plan.space().extents()) == (*total)->result;
-    }
-    return report<D>(f, plan, **total, verified);
-  };
-  // Faces up to 1 MiB travel eagerly: inside isend, with nothing left to progress (executor.md).
-  if (!f.rendezvous_faces) {
-    config = exec::eager_faces_config(config, exec::max_face_bytes(plan, sizeof(float), 1, false));
-  }
-  return run_on_ranks(static_cast<int>(plan.nodes()), config, body);
+  std::fflush(stdout);  // forked ranks must not repeat buffered output
+  auto result = runtime::run(*kernel, size, options);
+  if (!result) return report_error(result.error());
+  if (!result->root) return exit_ok;
+  return report(f, *result);
 }
 
 /// The machine file the run's automatic choices use: --machine (errors are the user's), else the
@@ -364,58 +308,51 @@ int run_run(int argc, char** argv) {
 
   auto extents = parse_extents(f.plan.size, "--size");
   if (!extents) return report_error(extents.error());
-  std::int64_t cpus = 1;
-  if (!f.cpus_given) {
-    cpus = std::max(1U, std::thread::hardware_concurrency());
-    f.plan.cpus = std::to_string(cpus);
-  }
-  auto machine = model_machine(f, app.count("--schedule") > 0, app.count("--grouping") > 0, config);
-  if (!machine) return report_error(machine.error());
-  Expected<plan::Plan> plan = fail(Errc::invalid_argument, "no plan");
-  if (*machine) {
-    // The cost model chooses what was left open (docs/model.md, "Automatic choice").
-    auto creq = f.plan.to_choice_request();
-    if (!creq) return report_error(creq.error());
-    creq->options.kernel = f.plan.kernel;
-    auto choice = model::choose(*creq, **machine);
-    while (!choice && !f.cpus_given && creq->base.cpus > 1) {
-      --creq->base.cpus;  // the default CPU count may not fit small extents
-      choice = model::choose(*creq, **machine);
-    }
-    if (!choice) return report_error(choice.error());
-    f.choice = *choice;
-    plan = plan::Plan::make(choice->request);
-  } else {
-    // Defaults: the tile height gives about 64 tiles along the longest dimension; the CPUs are
-    // this machine's hardware threads unless --cpus says otherwise.
-    if (f.plan.tile.empty() && f.plan.tiling_matrix.empty()) {
-      const auto longest = *std::max_element(extents->begin(), extents->end());
-      f.plan.tile = std::to_string(std::max<std::int64_t>(2, (longest + 63) / 64));
-    }
-    auto request = f.plan.to_request();
-    if (!request) return report_error(request.error());
-    plan = plan::Plan::make(*request);
-    while (!plan && !f.cpus_given && request->cpus > 1) {
-      --request->cpus;  // the default CPU count may not fit small extents
-      plan = plan::Plan::make(*request);
-    }
-  }
-  if (!plan) return report_error(plan.error());
-  if (f.comm_thread) {
-    if (auto ok = exec::check_comm_thread(*plan); !ok) return report_error(ok.error());
-  }
-  if (!plan->tiling().is_rectangular()) {
+  if (!f.plan.tiling_matrix.empty()) {
     return report_error(Error(Errc::invalid_argument,
                               "tilepipe run executes rectangular tiles (--tile), not a general "
                               "--tiling-matrix"));
   }
-  switch (plan->space().dims()) {
+  auto machine = model_machine(f, app.count("--schedule") > 0, app.count("--grouping") > 0, config);
+  if (!machine) return report_error(machine.error());
+  // What is left open goes to the door: the cost model's choice with a machine, else about 64
+  // tiles along the longest dimension and the CPUs of this process's affinity mask.
+  if (f.plan.tile.empty()) f.plan.tile = "auto";
+  auto request = f.plan.to_choice_request();
+  if (!request) return report_error(request.error());
+  runtime::RunOptions o;
+  const plan::PlanRequest& base = request->base;
+  o.nodes = app.count("--nodes") > 0 ? base.nodes : 0;
+  o.cpus = f.cpus_given ? base.cpus : 0;
+  o.mesh = base.mesh;
+  o.map_dim = base.map_dim;
+  if (!request->auto_tile && base.tile_kind == plan::TileSpecKind::extents) {
+    o.tile_extents = base.tile_extents;
+  } else if (!request->auto_tile) {
+    o.tile_height = base.tile_height;
+  }
+  if (!request->auto_schedule) o.schedule = base.schedule;
+  if (!request->auto_grouping) o.grouping = base.grouping;
+  if (f.subtiles != "auto") {
+    auto n = parse_int(f.subtiles, "--subtiles", 1, 1 << 20);
+    if (!n) return report_error(n.error());
+    o.subtiles = static_cast<int>(*n);
+  }
+  o.faces = f.faces;
+  o.comm_thread = f.comm_thread;
+  o.eager_faces = !f.rendezvous_faces;
+  o.comm = config;
+  o.trace = !f.trace.empty();
+  o.verify = f.verify;
+  o.machine = *machine;
+  o.kernel_name = f.plan.kernel;
+  switch (extents->size()) {
     case 2:
-      return run_wave<2>(f, *plan, config);
+      return run_wave<2>(f, *extents, o);
     case 3:
-      return run_wave<3>(f, *plan, config);
+      return run_wave<3>(f, *extents, o);
     default:
-      return run_wave<4>(f, *plan, config);
+      return run_wave<4>(f, *extents, o);
   }
 }
 

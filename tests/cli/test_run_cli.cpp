@@ -180,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(
                "--sync: 'spin' is not a sync mode (poll, block, hybrid)"},
         BadRun{{"--kernel", "wave2d", "--size", "8x8", "--transport", "mpi"},
                "--transport mpi needs the ranks started by mpirun or srun (e.g. mpirun -np 2 "
-               "tilepipe ...); the local launcher uses shm"},
+               "...); forked ranks use shared memory"},
         BadRun{{"--kernel", "wave2d", "--size", "8x8", "--tile", "4", "--cpus", "0"},
                "--cpus: 0 must be >= 1"},
         BadRun{{"--kernel", "wave3d", "--size", "9x10x301", "--tile", "16", "--cpus", "2",

@@ -1,0 +1,206 @@
+// The runtime's door: run any kernel (resident or frontier) over a space on ranks x threads with
+// the options of `tilepipe run`: plan (the cost model's where a machine is given), launch or join
+// MPI, the rank pipeline, gather, verification; the report comes back as data.
+#pragma once
+
+#include <tilepipe/exec/gather.hpp>
+#include <tilepipe/exec/local_runner.hpp>
+#include <tilepipe/exec/pipeline.hpp>
+#include <tilepipe/exec/pipeline_frontier.hpp>
+#include <tilepipe/runtime/ranks.hpp>
+#include <tilepipe/runtime/run_options.hpp>
+
+#include <csignal>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tp::runtime {
+
+/// What a run gives back. Under MPI only rank 0 holds the totals (`root`).
+template <class R>
+struct RunResult {
+  explicit RunResult(PlannedRun p) : planned(std::move(p)) {}
+
+  int rank = 0;
+  bool root = true;
+  PlannedRun planned;
+  R result{};                                  ///< the kernel's result, combined over every tile
+  exec::RunSummary summary;                    ///< one report per rank
+  std::vector<std::vector<exec::Span>> spans;  ///< per rank, with RunOptions::trace
+  std::optional<bool> verified;                ///< with RunOptions::verify
+};
+
+namespace detail {
+
+/// The kernel's dependences as the planner takes them.
+template <exec::Kernel K>
+plan::DependenceMatrix deps_of() {
+  std::vector<plan::Index> vectors;
+  for (const auto& dep : K::deps) vectors.emplace_back(dep.begin(), dep.end());
+  auto deps = plan::DependenceMatrix::make(K::dims, vectors);
+  TP_EXPECTS(deps.has_value());  // a Kernel's dependences are non-zero vectors of its dims
+  return *deps;
+}
+
+/// The kernel run as one tile over the whole space, in order, on this thread.
+template <exec::Kernel K>
+Expected<typename K::result_type> reference_result(const K& kernel, const plan::Plan& plan) {
+  constexpr int D = K::dims;
+  exec::Box<D> space;
+  for (int d = 0; d < D; ++d) {
+    space.lo[d] = 1;
+    space.hi[d] = 1 + plan.space().extent(d);
+  }
+  exec::Point<D> whole{};
+  for (int d = 0; d < D; ++d) whole[d] = space.extent(d);
+  auto tiling = exec::RectTiling<D>::make(space, whole);
+  if (!tiling) return Unexpected{tiling.error()};
+  if constexpr (exec::ResidentKernel<K>) {
+    exec::Box<D> bounds = space;
+    for (int d = 0; d < D; ++d) bounds.lo[d] -= exec::halo_width<K>(d);
+    std::vector<typename K::value_type> data(static_cast<std::size_t>(bounds.volume()));
+    const exec::SlabView<typename K::value_type, D> slab(data.data(), bounds);
+    exec::fill_halo(kernel, slab, space);
+    return exec::run_local(kernel, slab, *tiling, 1);
+  } else {
+    return exec::run_local(kernel, *tiling, 1);
+  }
+}
+
+/// Rank 0's total as bytes (result, then per rank its report and spans, then the verdict).
+template <class R>
+std::vector<std::byte> encode_total(const exec::RunTotal<R>& total, std::optional<bool> verified) {
+  std::vector<std::byte> blob;
+  exec::detail::put_piece(blob, std::as_bytes(std::span<const R>(&total.result, 1)));
+  const std::int64_t n = static_cast<std::int64_t>(total.summary.ranks.size());
+  exec::detail::put_piece(blob, std::as_bytes(std::span<const std::int64_t>(&n, 1)));
+  for (std::size_t r = 0; r < total.summary.ranks.size(); ++r) {
+    exec::detail::put_piece(blob, exec::encode(total.summary.ranks[r]));
+    exec::detail::put_piece(blob, exec::encode_spans(total.spans[r]));
+  }
+  const std::int8_t v = verified ? (*verified ? 1 : 0) : -1;
+  exec::detail::put_piece(blob, std::as_bytes(std::span<const std::int8_t>(&v, 1)));
+  return blob;
+}
+
+template <class R>
+Status decode_total(const std::vector<std::byte>& blob, RunResult<R>& out) {
+  std::size_t at = 0;
+  auto piece = [&]() { return exec::detail::take_piece(blob, at); };
+  auto r = piece();
+  if (!r || r->size() != sizeof(R)) return fail(Errc::internal, "malformed result of rank 0");
+  std::memcpy(&out.result, r->data(), sizeof(R));
+  auto n = piece();
+  if (!n || n->size() != sizeof(std::int64_t)) return fail(Errc::internal, "malformed result");
+  std::int64_t ranks = 0;
+  std::memcpy(&ranks, n->data(), sizeof ranks);
+  for (std::int64_t i = 0; i < ranks; ++i) {
+    auto rep = piece();
+    auto sp = piece();
+    if (!rep || !sp) return fail(Errc::internal, "malformed report of rank 0");
+    out.summary.ranks.push_back(exec::decode_report(*rep));
+    out.spans.push_back(exec::decode_spans(*sp));
+  }
+  auto v = piece();
+  if (!v || v->size() != 1) return fail(Errc::internal, "malformed verdict of rank 0");
+  const auto flag = static_cast<std::int8_t>((*v)[0]);
+  if (flag >= 0) out.verified = flag == 1;
+  return {};
+}
+
+/// The bytes a resident kernel's slabs take over the whole space (with a verification, twice).
+template <exec::Kernel K>
+double array_bytes(const plan::Plan& plan, bool verify) {
+  if constexpr (exec::ResidentKernel<K>) {
+    const double one = static_cast<double>(plan.space().points()) *
+                       static_cast<double>(sizeof(typename K::value_type));
+    return verify ? 2 * one : one;
+  } else {
+    return 0;
+  }
+}
+
+/// Fails when `bytes` exceed this machine's physical memory (a run on one host).
+Status check_memory(double bytes);
+
+}  // namespace detail
+
+/// Runs `kernel` over the space 1..size[d] in every dimension on ranks x threads (docs/runtime.md).
+/// Standalone it forks `options.nodes` ranks (or joins the MPI job it was started in, per
+/// options.launch); every rank of an MPI job must call it with the same arguments. Errors: the
+/// user's (bad options, no legal plan, too little memory: is_user_error()), a kernel that threw
+/// (naming rank and tile), a peer lost, a transport failure.
+template <exec::Kernel K>
+Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::Index& size,
+                                                 const RunOptions& options) {
+  using R = typename K::result_type;
+  static_assert(std::is_trivially_copyable_v<R>, "results cross ranks as bytes");
+  if (static_cast<int>(size.size()) != K::dims) {
+    return fail(Errc::invalid_argument, "the space has " + std::to_string(size.size()) +
+                                            " dimensions, the kernel " + std::to_string(K::dims));
+  }
+  const bool mpi = joins_mpi(options.launch);
+  std::int64_t nodes = options.nodes > 0 ? options.nodes : 1;
+  if (mpi) {
+    // The job's size is the number of ranks; the plan (and the faces' eager size) comes first.
+    const std::int64_t job = mpi_job_size();
+    if (options.nodes > 0 && job > 0 && options.nodes != job) {
+      return Unexpected{Error::about("nodes", Errc::invalid_argument,
+                                     std::to_string(options.nodes) +
+                                         " differs from the MPI job's " + std::to_string(job) +
+                                         " ranks (leave it out to take the job's)")};
+    }
+    if (job > 0) nodes = job;
+  }
+  auto planned = plan_run(size, detail::deps_of<K>(), nodes, options);
+  if (!planned) return Unexpected{planned.error()};
+  RunResult<R> out(std::move(*planned));
+  const plan::Plan& plan = out.planned.plan;
+  const std::optional<model::Choice>& choice = out.planned.choice;
+  if (!mpi) TP_TRY(detail::check_memory(detail::array_bytes<K>(plan, options.verify)));
+  if (options.comm_thread) TP_TRY(exec::check_comm_thread(plan));
+  exec::PipelineOptions popts;
+  popts.trace = options.trace;
+  popts.comm_thread = options.comm_thread;
+  popts.faces = options.faces;
+  popts.subtiles = options.subtiles;
+  if (popts.subtiles == 0 && choice && choice->prediction.step.subtiles > 0) {
+    popts.subtiles = static_cast<int>(choice->prediction.step.subtiles);  // seed 002 (7)
+  }
+  comm::Config config = options.comm;
+  if constexpr (exec::ResidentKernel<K>) {
+    if (options.eager_faces) {
+      config = exec::eager_faces_config(
+          config, exec::max_face_bytes(plan, sizeof(typename K::value_type), 1, false));
+    }
+  }
+  // A test hook (docs/runtime.md): TILEPIPE_FAULT_KILL_RANK=r kills rank r as it starts.
+  const char* kill_rank = std::getenv("TILEPIPE_FAULT_KILL_RANK");
+  const RankBody body = [&](comm::World& world) -> Expected<std::vector<std::byte>> {
+    if (kill_rank != nullptr && std::to_string(world.rank()) == kill_rank) std::raise(SIGKILL);
+    auto outcome = exec::run_rank(kernel, plan, world, popts);
+    if (!outcome) return Unexpected{outcome.error()};
+    auto total = exec::gather_outcomes<K>(world, *outcome);
+    if (!total) return Unexpected{total.error()};
+    if (world.rank() != 0) return std::vector<std::byte>{};
+    std::optional<bool> verified;
+    if (options.verify) {
+      auto reference = detail::reference_result(kernel, plan);
+      if (!reference) return Unexpected{reference.error()};
+      verified = *reference == (*total)->result;
+    }
+    return detail::encode_total(**total, verified);
+  };
+  auto ran = run_ranks(static_cast<int>(plan.nodes()), config,
+                       mpi ? LaunchMode::mpi : LaunchMode::fork, body);
+  if (!ran) return Unexpected{ran.error()};
+  out.rank = ran->rank;
+  out.root = ran->root;
+  if (out.root) TP_TRY(detail::decode_total(ran->bytes, out));
+  return out;
+}
+
+}  // namespace tp::runtime

@@ -1,0 +1,65 @@
+// What a run through the runtime's door may ask for: ranks, CPUs, tiles, schedule, faces,
+// communication, launch, trace and verification; and the plan the door makes of it.
+#pragma once
+
+#include <tilepipe/comm/config.hpp>
+#include <tilepipe/exec/face_transport.hpp>
+#include <tilepipe/model/choose.hpp>
+#include <tilepipe/model/machine.hpp>
+#include <tilepipe/plan/plan.hpp>
+#include <tilepipe/runtime/ranks.hpp>
+#include <tilepipe/support/expected.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tp::runtime {
+
+/// The options of a run; every field has the default `tilepipe run` has.
+struct RunOptions {
+  /// Ranks. 0: the job's size when joining MPI, else 1. Under MPI a different value is an error.
+  std::int64_t nodes = 0;
+  /// Threads per rank. 0: the CPUs of this process's affinity mask (fewer when the extents
+  /// are too small to give each CPU a row of tiles).
+  std::int64_t cpus = 0;
+  std::optional<plan::Index> mesh;  ///< node mesh, one factor per non-mapping dimension
+  int map_dim = 0;                  ///< 1-based mapping dimension, 0 = the planner's choice
+  /// Tile height along the mapping dimension, or extents (one per dimension); neither: the
+  /// cost model's height with a machine, else about 64 tiles along the longest dimension.
+  std::optional<std::int64_t> tile_height;
+  std::optional<plan::Index> tile_extents;
+  /// nullopt: the cost model's choice with a machine, else overlap and hyperplane.
+  std::optional<plan::ScheduleKind> schedule;
+  std::optional<plan::GroupingKind> grouping;
+  int subtiles = 0;  ///< vertical grouping's N; 0 = the model's N
+  exec::FaceMode faces = exec::FaceMode::automatic;
+  bool comm_thread = false;
+  /// Faces up to 1 MiB travel eagerly (inside isend, nothing left to progress); false keeps the
+  /// transport's size thresholds.
+  bool eager_faces = true;
+  comm::Config comm;
+  LaunchMode launch = LaunchMode::automatic;
+  bool trace = false;   ///< collect every rank's spans (RunResult::spans)
+  bool verify = false;  ///< also run the kernel as one tile in order and compare the results
+  /// The machine the cost model predicts with: with one, what the options leave open (tile,
+  /// schedule, grouping) is chosen by the model.
+  std::optional<model::Machine> machine;
+  std::string kernel_name;  ///< the machine file's per-kernel compute cost to use ("" default)
+};
+
+/// A plan and, when the cost model chose part of it, the choice.
+struct PlannedRun {
+  plan::Plan plan;
+  std::optional<model::Choice> choice;
+};
+
+/// The plan of a run over a space of `size` with dependences `deps` on `nodes` ranks. Errors are
+/// the user's (exit 2): bad options, no legal plan.
+Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMatrix& deps,
+                              std::int64_t nodes, const RunOptions& options);
+
+/// The CPUs in this process's affinity mask (at least 1).
+std::int64_t affinity_cpus();
+
+}  // namespace tp::runtime

@@ -1,0 +1,194 @@
+// run_ranks: rank 0's bytes and every rank's error cross from forked ranks to the caller through
+// one shared anonymous mapping (per-rank error slots, then rank 0's bytes), never through stdio.
+#include <tilepipe/comm/launch.hpp>
+#include <tilepipe/runtime/ranks.hpp>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace tp::runtime {
+namespace {
+
+/// One rank's error as it crosses the process boundary (plain bytes, no pointers).
+struct ErrorSlot {
+  std::atomic<int> set{0};  // written last by the rank (release), read after it exited
+  int code = 0;
+  int rank = -1;
+  int tile_dims = 0;
+  std::int64_t tile[8] = {};
+  char option[64] = {};
+  char message[1024] = {};
+};
+
+/// Layout of the shared mapping: `ranks` error slots, then rank 0's byte count and bytes.
+struct Channel {
+  void* base = MAP_FAILED;
+  std::size_t bytes = 0;
+  int ranks = 0;
+
+  ErrorSlot* slot(int r) const { return static_cast<ErrorSlot*>(base) + r; }
+  std::uint64_t* length() const { return reinterpret_cast<std::uint64_t*>(slot(ranks)); }
+  std::byte* payload() const { return reinterpret_cast<std::byte*>(length() + 1); }
+  std::size_t capacity() const {
+    return bytes - sizeof(ErrorSlot) * static_cast<std::size_t>(ranks) - sizeof(std::uint64_t);
+  }
+  ~Channel() {
+    if (base != MAP_FAILED) ::munmap(base, bytes);
+  }
+};
+
+constexpr std::size_t payload_bytes = std::size_t{1} << 30;  // reserved, touched only as written
+
+void copy_text(char* to, std::size_t n, const std::string& text) {
+  const std::size_t k = std::min(n - 1, text.size());
+  std::memcpy(to, text.data(), k);
+  to[k] = '\0';
+}
+
+void store_error(ErrorSlot& slot, const Error& e, int rank) {
+  slot.code = static_cast<int>(e.code);
+  slot.rank = e.rank >= 0 ? e.rank : rank;
+  slot.tile_dims = static_cast<int>(std::min<std::size_t>(8, e.tile.size()));
+  for (int d = 0; d < slot.tile_dims; ++d) slot.tile[d] = e.tile[static_cast<std::size_t>(d)];
+  copy_text(slot.option, sizeof slot.option, e.option);
+  copy_text(slot.message, sizeof slot.message, e.message);
+  slot.set.store(1, std::memory_order_release);
+}
+
+Error load_error(const ErrorSlot& slot) {
+  Error e(static_cast<Errc>(slot.code), slot.message);
+  e.rank = slot.rank;
+  e.tile.assign(slot.tile, slot.tile + slot.tile_dims);
+  e.option = slot.option;
+  return e;
+}
+
+}  // namespace
+
+Expected<LaunchMode> parse_launch_mode(std::string_view text, std::string_view what) {
+  if (text == "auto") return LaunchMode::automatic;
+  if (text == "fork") return LaunchMode::fork;
+  if (text == "mpi") return LaunchMode::mpi;
+  return Unexpected{
+      Error::about(std::string(what), Errc::invalid_argument,
+                   "'" + std::string(text) + "' is not a launch mode (auto, fork, mpi)")};
+}
+
+std::int64_t mpi_job_size() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"}) {
+    const char* text = std::getenv(v);
+    if (text == nullptr) continue;
+    char* end = nullptr;
+    const long long n = std::strtoll(text, &end, 10);
+    if (end != text && *end == '\0' && n > 0) return n;
+  }
+  return 0;
+}
+
+bool joins_mpi(LaunchMode mode) {
+  return mode == LaunchMode::mpi ||
+         (mode == LaunchMode::automatic && comm::World::launched_by_mpi());
+}
+
+Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMode mode,
+                                const RankBody& body) {
+  if (mode == LaunchMode::mpi && !comm::World::launched_by_mpi()) {
+    return fail(Errc::invalid_argument,
+                "the MPI launch needs the ranks started by mpirun or srun (e.g. mpirun -np 2 ...)");
+  }
+  if (joins_mpi(mode)) {
+    auto world = comm::World::from_mpi(config);
+    if (!world) return Unexpected{world.error()};
+    if (const std::int64_t job = mpi_job_size(); job > 0 && job != world->size()) {
+      // Typically Open MPI's library under MPICH's launcher or the reverse: each rank alone.
+      return fail(Errc::invalid_argument,
+                  "the launcher started " + std::to_string(job) +
+                      " ranks but the MPI library "
+                      "sees " +
+                      std::to_string(world->size()) +
+                      ": start tilepipe with the launcher of the MPI it was built against");
+    }
+    auto out = body(*world);
+    if (!out)
+      return Unexpected{out.error().rank >= 0 ? out.error() : out.error().on_rank(world->rank())};
+    RanksResult r{world->rank(), world->rank() == 0, {}};
+    if (r.root) r.bytes = std::move(*out);
+    return r;
+  }
+  if (config.transport == comm::TransportKind::mpi) {
+    return Unexpected{Error::about("transport", Errc::invalid_argument,
+                                   "mpi needs the ranks started by mpirun or srun (e.g. mpirun "
+                                   "-np 2 ...); forked ranks use shared memory")};
+  }
+  if (ranks < 1) return fail(Errc::invalid_argument, "a run needs at least 1 rank");
+  Channel ch;
+  ch.ranks = ranks;
+  ch.bytes =
+      sizeof(ErrorSlot) * static_cast<std::size_t>(ranks) + sizeof(std::uint64_t) + payload_bytes;
+  ch.base = ::mmap(nullptr, ch.bytes, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (ch.base == MAP_FAILED) {
+    return fail(Errc::system, std::string("mmap of the result channel: ") + std::strerror(errno));
+  }
+  for (int r = 0; r < ranks; ++r) new (ch.slot(r)) ErrorSlot();
+  *ch.length() = 0;
+  auto launched = comm::launch_local(ranks, config, [&](comm::World& world) -> int {
+    auto out = body(world);
+    if (!out) {
+      store_error(*ch.slot(world.rank()), out.error(), world.rank());
+      return out.error().is_user_error() ? 2 : 1;
+    }
+    if (world.rank() == 0) {
+      if (out->size() > ch.capacity()) {
+        store_error(*ch.slot(0),
+                    Error(Errc::out_of_range, "the result of rank 0 exceeds the 1 GiB channel"), 0);
+        return 1;
+      }
+      std::memcpy(ch.payload(), out->data(), out->size());
+      *ch.length() = out->size();
+    }
+    return 0;
+  });
+  if (!launched) return Unexpected{launched.error()};
+  // The cause first: an error a rank raised itself, then a rank killed by a signal, and only
+  // then the peers that noticed a lost peer.
+  for (int r = 0; r < ranks; ++r) {
+    const ErrorSlot& slot = *ch.slot(r);
+    if (slot.set.load(std::memory_order_acquire) != 0 &&
+        slot.code != static_cast<int>(Errc::peer_lost)) {
+      return Unexpected{load_error(slot)};
+    }
+  }
+  for (int r = 0; r < ranks; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    if (launched->term_signals[i] != 0) {
+      return fail_at(r, Errc::peer_lost,
+                     "killed by signal " + std::to_string(launched->term_signals[i]));
+    }
+  }
+  for (int r = 0; r < ranks; ++r) {
+    if (ch.slot(r)->set.load(std::memory_order_acquire) != 0) {
+      return Unexpected{load_error(*ch.slot(r))};
+    }
+  }
+  for (const auto& e : launched->errors) return fail(Errc::internal, e);
+  if (launched->status() != 0) {
+    for (int r = 0; r < ranks; ++r) {
+      const int code = launched->exit_codes[static_cast<std::size_t>(r)];
+      if (code != 0) {
+        return fail_at(r, Errc::internal, "exited with status " + std::to_string(code));
+      }
+    }
+  }
+  RanksResult r;
+  r.bytes.assign(ch.payload(), ch.payload() + *ch.length());
+  return r;
+}
+
+}  // namespace tp::runtime

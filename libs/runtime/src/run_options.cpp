@@ -1,0 +1,68 @@
+// plan_run: the options of a run into a plan, with the cost model where a machine is given.
+#include <tilepipe/runtime/run_options.hpp>
+
+#include <sched.h>
+
+#include <algorithm>
+
+namespace tp::runtime {
+
+std::int64_t affinity_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMatrix& deps,
+                              std::int64_t nodes, const RunOptions& o) {
+  plan::PlanRequest request;
+  request.size = size;
+  request.deps = deps;
+  request.nodes = nodes;
+  request.cpus = o.cpus > 0 ? o.cpus : affinity_cpus();
+  request.mesh = o.mesh;
+  request.map_dim = o.map_dim;
+  request.schedule = o.schedule.value_or(plan::ScheduleKind::overlap);
+  request.grouping = o.grouping.value_or(plan::GroupingKind::hyperplane);
+  if (o.tile_extents) {
+    request.tile_kind = plan::TileSpecKind::extents;
+    request.tile_extents = *o.tile_extents;
+  } else if (o.tile_height) {
+    request.tile_height = *o.tile_height;
+  } else if (!o.machine) {
+    // About 64 tiles along the longest dimension (at least 2 points high).
+    const auto longest = *std::max_element(size.begin(), size.end());
+    request.tile_height = std::max<std::int64_t>(2, (longest + 63) / 64);
+  }
+  const bool shrink_cpus = o.cpus <= 0;  // the default CPU count may not fit small extents
+  if (o.machine) {
+    model::ChoiceRequest creq;
+    creq.base = request;
+    creq.auto_tile = !o.tile_extents && !o.tile_height;
+    creq.auto_schedule = !o.schedule;
+    creq.auto_grouping = !o.grouping;
+    if (creq.auto_tile) creq.base.tile_height = 1;
+    creq.options.kernel = o.kernel_name;
+    creq.options.comm_thread = o.comm_thread;
+    creq.options.subtiles = o.subtiles;
+    auto choice = model::choose(creq, *o.machine);
+    while (!choice && shrink_cpus && creq.base.cpus > 1) {
+      --creq.base.cpus;
+      choice = model::choose(creq, *o.machine);
+    }
+    if (!choice) return Unexpected{choice.error()};
+    auto plan = plan::Plan::make(choice->request);
+    if (!plan) return Unexpected{plan.error()};
+    return PlannedRun{std::move(*plan), std::move(*choice)};
+  }
+  auto plan = plan::Plan::make(request);
+  while (!plan && shrink_cpus && request.cpus > 1) {
+    --request.cpus;
+    plan = plan::Plan::make(request);
+  }
+  if (!plan) return Unexpected{plan.error()};
+  return PlannedRun{std::move(*plan), std::nullopt};
+}
+
+}  // namespace tp::runtime
