@@ -12,7 +12,8 @@ namespace {
 
 void print_usage(std::FILE* out) {
   fmt::print(out,
-             "usage: tilepipe <command> [options]   (tilepipe <command> --help for details)\n\n");
+             "usage: tilepipe <command> [options]   (tilepipe <command> --help for details;\n"
+             "       tilepipe --version)\n\n");
   fmt::print(out, "commands:\n");
   for (const auto& c : tp::app::commands()) fmt::print(out, "  {:<11} {}\n", c.name, c.summary);
 }
@@ -25,6 +26,10 @@ int main(int argc, char** argv) {
     return tp::app::exit_bad_input;
   }
   const std::string_view name = argv[1];
+  if (name == "--version" || name == "-V") {
+    fmt::print("tilepipe {} (git {})\n", TILEPIPE_VERSION, TILEPIPE_GIT_REVISION);
+    return tp::app::exit_ok;
+  }
   if (name == "--help" || name == "-h" || name == "help") {
     print_usage(stdout);
     return tp::app::exit_ok;

@@ -10,6 +10,7 @@
 #include <tilepipe/runtime/ranks.hpp>
 #include <tilepipe/runtime/run_options.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <optional>
@@ -181,7 +182,18 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   const char* kill_rank = std::getenv("TILEPIPE_FAULT_KILL_RANK");
   const RankBody body = [&](comm::World& world) -> Expected<std::vector<std::byte>> {
     if (kill_rank != nullptr && std::to_string(world.rank()) == kill_rank) std::raise(SIGKILL);
-    auto outcome = exec::run_rank(kernel, plan, world, popts);
+    exec::PipelineOptions rank_options = popts;
+    if (options.trace && mpi) {
+      // One time base for every rank's spans: the earliest start (one clock per host; forked
+      // ranks inherit the caller's epoch).
+      using Clock = std::chrono::steady_clock;
+      const std::chrono::duration<double> mine = Clock::now().time_since_epoch();
+      auto first = world.allreduce_min(mine.count());
+      if (!first) return Unexpected{first.error()};
+      rank_options.epoch = Clock::time_point(
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*first)));
+    }
+    auto outcome = exec::run_rank(kernel, plan, world, rank_options);
     if (!outcome) return Unexpected{outcome.error()};
     auto total = exec::gather_outcomes<K>(world, *outcome);
     if (!total) return Unexpected{total.error()};
