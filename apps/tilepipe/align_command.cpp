@@ -1,11 +1,10 @@
 // `tilepipe align`: Smith-Waterman local alignment (affine gaps) of two FASTA sequences.
 #include <tilepipe/comm/world.hpp>
-#include <tilepipe/exec/gather.hpp>
 #include <tilepipe/exec/local_runner.hpp>
-#include <tilepipe/exec/pipeline_frontier.hpp>
 #include <tilepipe/kernels/fasta.hpp>
 #include <tilepipe/kernels/score_matrix.hpp>
 #include <tilepipe/kernels/sw.hpp>
+#include <tilepipe/runtime/run.hpp>
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
@@ -33,6 +32,7 @@ struct AlignOptions {
   std::string grouping = "hyperplane";
   std::string subtiles = "auto";
   CommFlags comm;
+  bool nodes_given = false;
   bool json = false;
 };
 
@@ -137,58 +137,48 @@ void print_result(const AlignOptions& o, const AlignOutput& out) {
 int align_on_ranks(const AlignOptions& o, const Inputs& in) {
   auto kernel = kernels::SwKernel::make(in.matrix, in.query, in.target, {o.gap_open, o.gap_extend});
   if (!kernel) return report_error(kernel.error());
-  plan::PlanRequest req;
-  req.size = {static_cast<std::int64_t>(in.query.size()),
-              static_cast<std::int64_t>(in.target.size())};
-  req.deps = *plan::DependenceMatrix::parse("1,0;0,1;1,1");
-  req.map_dim = 2;
-  req.nodes = o.nodes;
-  req.cpus = o.cpus;
+  runtime::RunOptions run;
+  run.nodes = o.nodes_given || !comm::World::launched_by_mpi() ? o.nodes : 0;
+  run.cpus = o.cpus;
+  run.map_dim = 2;
   const std::string tile = o.tile.empty() ? std::string("8192") : o.tile;
   if (tile.find('x') == std::string::npos) {
     auto h = parse_int(tile, "--tile", 1);
     if (!h) return report_error(h.error());
-    req.tile_height = *h;
+    run.tile_height = *h;
   } else {
     auto w = parse_extents(tile, "--tile");
     if (!w) return report_error(w.error());
-    req.tile_kind = plan::TileSpecKind::extents;
-    req.tile_extents = *w;
+    run.tile_extents = *w;
   }
-  if (o.schedule == "blocking") {
-    req.schedule = plan::ScheduleKind::blocking;
-  } else if (o.schedule != "overlap") {
+  if (o.schedule == "blocking" || o.schedule == "overlap") {
+    run.schedule =
+        o.schedule == "blocking" ? plan::ScheduleKind::blocking : plan::ScheduleKind::overlap;
+  } else {
     return report_error(
         Error(Errc::invalid_argument,
               "--schedule: unknown schedule '" + o.schedule + "' (choose blocking|overlap)"));
   }
-  if (o.grouping == "vertical") req.grouping = plan::GroupingKind::vertical;
-  exec::PipelineOptions options;
-  if (o.subtiles != "auto") options.subtiles = static_cast<int>(*parse_int(o.subtiles, "", 1));
-  auto plan = plan::Plan::make(req);
-  if (!plan) return report_error(plan.error());
+  run.grouping =
+      o.grouping == "vertical" ? plan::GroupingKind::vertical : plan::GroupingKind::hyperplane;
+  if (o.subtiles != "auto") run.subtiles = static_cast<int>(*parse_int(o.subtiles, "", 1));
   auto config = apply_comm_flags(o.comm);
   if (!config) return report_error(config.error());
-  const auto body = [&](comm::World& world) -> int {
-    auto outcome = exec::run_rank(*kernel, *plan, world, options);
-    if (!outcome) {
-      (void)report_error(outcome.error().on_rank(world.rank()));
-      return exit_failure;
-    }
-    auto total = exec::gather_outcomes<kernels::SwKernel>(world, *outcome);
-    if (!total) {
-      (void)report_error(total.error().on_rank(world.rank()));
-      return exit_failure;
-    }
-    if (world.rank() != 0) return exit_ok;
-    print_result(
-        o, AlignOutput{(*total)->result, static_cast<std::int64_t>(in.query.size()),
-                       static_cast<std::int64_t>(in.target.size()), (*total)->summary.wall_s(),
-                       std::string(plan::to_string(plan->schedule().grouping().kind())),
-                       (*total)->summary.ranks.front().subtiles});
-    return exit_ok;
-  };
-  return run_on_ranks(o.nodes, *config, body);
+  run.comm = *config;
+  const plan::Index size{static_cast<std::int64_t>(in.query.size()),
+                         static_cast<std::int64_t>(in.target.size())};
+  std::fflush(stdout);  // forked ranks must not repeat buffered output
+  auto total = runtime::run(*kernel, size, run);
+  if (!total) return report_error(total.error());
+  if (!total->root) return exit_ok;
+  AlignOptions shown = o;  // what ran: under MPI the job's ranks
+  shown.nodes = static_cast<int>(total->planned.plan.nodes());
+  print_result(
+      shown,
+      AlignOutput{total->result, size[0], size[1], total->summary.wall_s(),
+                  std::string(plan::to_string(total->planned.plan.schedule().grouping().kind())),
+                  total->summary.ranks.front().subtiles});
+  return exit_ok;
 }
 
 int run_align(int argc, char** argv) {
@@ -224,6 +214,7 @@ int run_align(int argc, char** argv) {
   add_comm_options(app, o.comm, "with --nodes: ", false);
   app.add_flag("--json", o.json, "print one JSON object");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
+  o.nodes_given = app.count("--nodes") > 0;
 
   if (o.grouping != "hyperplane" && o.grouping != "vertical") {
     return report_error(
