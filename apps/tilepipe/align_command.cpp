@@ -33,6 +33,8 @@ struct AlignOptions {
   std::string subtiles = "auto";
   CommFlags comm;
   bool nodes_given = false;
+  std::string simd = "auto";
+  int simd_bits = 8;
   bool json = false;
 };
 
@@ -43,6 +45,7 @@ struct AlignOutput {
   double seconds = 0;
   std::string grouping;  ///< set by the pipelined executor (with `subtiles`)
   int subtiles = 0;
+  std::string simd;  ///< the tile function's ISA
 };
 
 Expected<std::vector<std::uint8_t>> read_one(const std::string& path,
@@ -62,7 +65,13 @@ struct Inputs {
   kernels::ScoreMatrix matrix;
   std::vector<std::uint8_t> query;
   std::vector<std::uint8_t> target;
+  kernels::SwOptions sw;
 };
+
+Expected<kernels::SwKernel> make_kernel(const AlignOptions& o, const Inputs& in) {
+  return kernels::SwKernel::make(in.matrix, in.query, in.target, {o.gap_open, o.gap_extend},
+                                 in.sw);
+}
 
 Expected<Inputs> load_inputs(const AlignOptions& o) {
   auto matrix = kernels::ScoreMatrix::by_name_or_file(o.matrix);
@@ -71,11 +80,17 @@ Expected<Inputs> load_inputs(const AlignOptions& o) {
   if (!query) return Unexpected{query.error()};
   auto target = read_one(o.target_path, *matrix);
   if (!target) return Unexpected{target.error()};
-  return Inputs{std::move(*matrix), std::move(*query), std::move(*target)};
+  kernels::SwOptions sw;
+  if (o.simd != "auto") {
+    auto isa = kernels::parse_sw_isa(o.simd);
+    if (!isa) return Unexpected{Error(Errc::invalid_argument, "--simd: " + isa.error().message)};
+    sw.isa = *isa;
+  }
+  sw.min_bits = o.simd_bits;
+  return Inputs{std::move(*matrix), std::move(*query), std::move(*target), sw};
 }
 
 Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
-  const auto& matrix = in.matrix;
   const auto* query = &in.query;
   const auto* target = &in.target;
   auto tile = parse_extents(o.tile.empty() ? std::string("2048x8192") : o.tile, "--tile");
@@ -85,7 +100,7 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
                 fmt::format("--tile: '{}' has {} dimensions, expected 2 (QUERYxTARGET)", o.tile,
                             tile->size()));
   }
-  auto kernel = kernels::SwKernel::make(matrix, *query, *target, {o.gap_open, o.gap_extend});
+  auto kernel = make_kernel(o, in);
   if (!kernel) return Unexpected{kernel.error()};
   auto tiling = exec::RectTiling<2>::make(kernel->space(), {(*tile)[0], (*tile)[1]});
   if (!tiling) return Unexpected{tiling.error()};
@@ -98,7 +113,8 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
                      static_cast<std::int64_t>(target->size()),
                      elapsed.count(),
                      "",
-                     0};
+                     0,
+                     std::string(kernels::to_string(kernel->isa()))};
 }
 
 void print_result(const AlignOptions& o, const AlignOutput& out) {
@@ -114,7 +130,8 @@ void print_result(const AlignOptions& o, const AlignOutput& out) {
                                 {"nodes", o.nodes},
                                 {"cpus", o.cpus},
                                 {"seconds", out.seconds},
-                                {"gcups", gcups}};
+                                {"gcups", gcups},
+                                {"simd", out.simd}};
     if (!out.grouping.empty()) {
       j["grouping"] = out.grouping;
       j["subtiles"] = out.subtiles;
@@ -123,8 +140,8 @@ void print_result(const AlignOptions& o, const AlignOutput& out) {
   } else {
     fmt::print("score: {}\nend_query: {}\nend_target: {}\n", out.best.score, out.best.end_query,
                out.best.end_target);
-    fmt::print("cells: {} x {}\nseconds: {:.6f}\ngcups: {:.3f}\n", out.query_length,
-               out.target_length, out.seconds, gcups);
+    fmt::print("cells: {} x {}\nseconds: {:.6f}\ngcups: {:.3f}\nsimd: {}\n", out.query_length,
+               out.target_length, out.seconds, gcups, out.simd);
     if (!out.grouping.empty()) {
       fmt::print("grouping: {}{}\n", out.grouping,
                  out.grouping == "vertical" ? fmt::format(" ({} subtiles)", out.subtiles) : "");
@@ -135,7 +152,7 @@ void print_result(const AlignOptions& o, const AlignOutput& out) {
 // Ranks x threads through the frontier pipeline: one row of tiles per CPU along the query, tiles
 // `--tile` high along the target (or QxT with exactly nodes x cpus rows).
 int align_on_ranks(const AlignOptions& o, const Inputs& in) {
-  auto kernel = kernels::SwKernel::make(in.matrix, in.query, in.target, {o.gap_open, o.gap_extend});
+  auto kernel = make_kernel(o, in);
   if (!kernel) return report_error(kernel.error());
   runtime::RunOptions run;
   run.nodes = o.nodes_given || !comm::World::launched_by_mpi() ? o.nodes : 0;
@@ -177,7 +194,8 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
       shown,
       AlignOutput{total->result, size[0], size[1], total->summary.wall_s(),
                   std::string(plan::to_string(total->planned.plan.schedule().grouping().kind())),
-                  total->summary.ranks.front().subtiles});
+                  total->summary.ranks.front().subtiles,
+                  std::string(kernels::to_string(kernel->isa()))});
   return exit_ok;
 }
 
@@ -212,6 +230,14 @@ int run_align(int argc, char** argv) {
                  "with --nodes and vertical grouping: subtiles per tile N, or auto")
       ->capture_default_str();
   add_comm_options(app, o.comm, "with --nodes: ", false);
+  app.add_option("--simd", o.simd,
+                 "tile function: auto (the best the CPU runs), avx2, sse41 or scalar")
+      ->capture_default_str();
+  app.add_option("--simd-bits", o.simd_bits,
+                 "narrowest SIMD lanes tried first: 8, 16 or 32 bits (a band that overflows "
+                 "is redone in wider lanes)")
+      ->check(CLI::IsMember({8, 16, 32}))
+      ->capture_default_str();
   app.add_flag("--json", o.json, "print one JSON object");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
   o.nodes_given = app.count("--nodes") > 0;

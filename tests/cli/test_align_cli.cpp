@@ -26,13 +26,39 @@ TEST(AlignCli, protein_blosum62_text_output) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const auto lines = tp::test::lines_of(r.out);
-  ASSERT_EQ(lines.size(), 6u) << r.out;
+  ASSERT_EQ(lines.size(), 7u) << r.out;
   EXPECT_EQ(lines[0], "score: 526");
   EXPECT_EQ(lines[1], "end_query: 110");
   EXPECT_EQ(lines[2], "end_target: 103");
   EXPECT_EQ(lines[3], "cells: 120 x 103");
   EXPECT_EQ(lines[4].rfind("seconds: ", 0), 0u);
   EXPECT_EQ(lines[5].rfind("gcups: ", 0), 0u);
+  EXPECT_EQ(lines[6].rfind("simd: ", 0), 0u);
+}
+
+// Every tile function gives water's score and end; an ISA the CPU lacks or a typo is refused.
+TEST(AlignCli, simd_paths_agree_and_bad_choices_exit_2) {
+  for (const std::string simd : {"scalar", "sse41", "avx2"}) {
+    for (const std::string bits : {"8", "16", "32"}) {
+      auto r = align({fa + "/protein_query.fa", fa + "/protein_target.fa", "--json", "--tile",
+                      "40x30", "--simd", simd, "--simd-bits", bits});
+      if (r.exit_code == 2) {
+        EXPECT_NE(r.err.find("cannot run the " + simd), std::string::npos) << r.err;
+        continue;
+      }
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const auto j = nlohmann::json::parse(r.out);
+      EXPECT_EQ(j["score"], 526) << simd << "/" << bits;
+      EXPECT_EQ(j["end_query"], 110);
+      EXPECT_EQ(j["end_target"], 103);
+      EXPECT_EQ(j["simd"], simd);
+    }
+  }
+  auto r = align({fa + "/protein_query.fa", fa + "/protein_target.fa", "--simd", "avx512"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--simd: unknown instruction set 'avx512'"), std::string::npos) << r.err;
+  r = align({fa + "/protein_query.fa", fa + "/protein_target.fa", "--simd-bits", "12"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
 TEST(AlignCli, dna_ednafull_json_tiled_on_two_threads) {

@@ -4,17 +4,84 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <memory>
 #include <vector>
 
-// The 8-row vector strips use GCC vector extensions compiled for AVX2, chosen at run time.
+#include "sw_striped.hpp"
+
+// The striped SIMD bands (sw_avx2.cpp, sw_sse41.cpp) are compiled for their ISA with GCC's
+// target pragma on x86-64 and chosen at run time from the CPU.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define TP_SW_AVX2 1
+#define TP_SW_SIMD 1
 #endif
 
 namespace tp::kernels {
 
+std::string_view to_string(SwIsa isa) noexcept {
+  switch (isa) {
+    case SwIsa::scalar:
+      return "scalar";
+    case SwIsa::sse41:
+      return "sse41";
+    case SwIsa::avx2:
+      return "avx2";
+  }
+  return "?";
+}
+
+Expected<SwIsa> parse_sw_isa(std::string_view text) {
+  for (const SwIsa isa : {SwIsa::scalar, SwIsa::sse41, SwIsa::avx2}) {
+    if (text == to_string(isa)) return isa;
+  }
+  return fail(Errc::invalid_argument,
+              fmt::format("unknown instruction set '{}' (choose scalar|sse41|avx2)", text));
+}
+
+bool sw_isa_supported(SwIsa isa) noexcept {
+  switch (isa) {
+    case SwIsa::scalar:
+      return true;
+#ifdef TP_SW_SIMD
+    case SwIsa::sse41:
+      return __builtin_cpu_supports("sse4.1") != 0;
+    case SwIsa::avx2:
+      return __builtin_cpu_supports("avx2") != 0;
+#else
+    default:
+      return false;
+#endif
+  }
+  return false;
+}
+
+SwIsa best_sw_isa() noexcept {
+  for (const SwIsa isa : {SwIsa::avx2, SwIsa::sse41}) {
+    if (sw_isa_supported(isa)) return isa;
+  }
+  return SwIsa::scalar;
+}
+
+namespace detail {
+
+void* sw_scratch(std::size_t bytes) {
+  // One growing buffer per thread: tiles of one thread run one after the other.
+  constexpr std::size_t align = 64;
+  thread_local std::unique_ptr<std::byte[]> buffer;
+  thread_local std::size_t capacity = 0;
+  if (capacity < bytes) {
+    buffer = std::make_unique_for_overwrite<std::byte[]>(bytes + align);
+    capacity = bytes;
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(buffer.get());
+  return buffer.get() + ((align - address % align) % align);
+}
+
+}  // namespace detail
+
 Expected<SwKernel> SwKernel::make(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
-                                  std::span<const std::uint8_t> target, GapCosts gaps) {
+                                  std::span<const std::uint8_t> target, GapCosts gaps,
+                                  SwOptions options) {
   if (query.empty() || target.empty()) {
     return fail(Errc::invalid_argument, "sw: the query and the target must not be empty");
   }
@@ -30,10 +97,21 @@ Expected<SwKernel> SwKernel::make(const ScoreMatrix& matrix, std::span<const std
   }
   for (const std::uint8_t c : query) TP_EXPECTS(c < matrix.size());
   for (const std::uint8_t c : target) TP_EXPECTS(c < matrix.size());
+  if (options.min_bits != 8 && options.min_bits != 16 && options.min_bits != 32) {
+    return fail(Errc::invalid_argument,
+                fmt::format("sw: SIMD lanes of {} bits (choose 8, 16 or 32)", options.min_bits));
+  }
+  const SwIsa isa = options.isa.value_or(best_sw_isa());
+  if (!sw_isa_supported(isa)) {
+    return fail(Errc::invalid_argument,
+                fmt::format("sw: this build or CPU cannot run the {} tile function", to_string(isa)));
+  }
   SwKernel k(matrix, query, target, gaps);
-#ifdef TP_SW_AVX2
-  k.avx2_ = __builtin_cpu_supports("avx2") != 0;
-#endif
+  k.isa_ = isa;
+  const auto& sc = matrix.scores();
+  const bool fits8 = gaps.open <= 127 && gaps.extend <= 127 &&
+                     std::all_of(sc.begin(), sc.end(), [](int x) { return x >= -127 && x <= 127; });
+  k.min_bits_ = options.min_bits == 8 && !fits8 ? 16 : options.min_bits;
   return k;
 }
 
@@ -103,89 +181,48 @@ void scalar_rows(const Tile& k, exec::Index r, exec::Index r_end, SwResult& best
   }
 }
 
-#ifdef TP_SW_AVX2
-// Eight rows at once, one per lane, lane l lagging l columns behind lane 0 (an anti-diagonal of
-// the strip per step): lane l at step s computes column s - l, taking its upper neighbour from
-// lane l-1's previous step. All vector operations are lane-wise except the one-lane shifts.
-// Compiled for AVX2 only; SwKernel::make selects it when the CPU has AVX2.
-constexpr int lanes = 8;
-using V = std::int32_t __attribute__((vector_size(lanes * sizeof(std::int32_t))));
-
-[[gnu::target("avx2")]] inline V splat(std::int32_t x) noexcept {
-  return V{} + x;
-}
-[[gnu::target("avx2")]] inline V vmax(V a, V b) noexcept {
-  return a > b ? a : b;
-}
-// Lane l gets lane l-1 of v; lane 0 gets x.
-[[gnu::target("avx2")]] inline V shift_in(V v, std::int32_t x) noexcept {
-  return __builtin_shuffle(v, splat(x), V{lanes, 0, 1, 2, 3, 4, 5, 6});
+#ifdef TP_SW_SIMD
+// Whether every face value the band reads is at most `limit`.
+bool faces_fit(const detail::SwBand& b, std::int32_t limit) noexcept {
+  const auto fits = [limit](const std::int32_t* p, std::int64_t n) {
+    return std::all_of(p, p + n, [limit](std::int32_t x) { return x <= limit; });
+  };
+  return fits(b.top_h, b.w + 1) && fits(b.top_f, b.w) && fits(b.left_h, b.rows) &&
+         fits(b.left_e, b.rows);
 }
 
-[[gnu::target("avx2")]] void vector_strip(const Tile& k, exec::Index r, SwResult& best) noexcept {
-  constexpr exec::Index block = 64;  // steps whose substitution scores are gathered at once
-  const V lane_id{0, 1, 2, 3, 4, 5, 6, 7};
-  const V open = splat(k.open), extend = splat(k.extend), zero = splat(0);
-  const std::int32_t* srow[lanes];
-  V hcur, e, fcur = splat(SwKernel::minus_infinity), up_prev = splat(0);
-  for (int l = 0; l < lanes; ++l) {
-    srow[l] = k.scores + k.q[r + l] * k.alphabet;
-    hcur[l] = k.h_left[r + l];
-    e[l] = k.e_left[r + l];
-  }
-  up_prev[0] = k.hrow[0];
-  V best_h = zero, best_c = zero;
-  const exec::Index steps = k.w + lanes - 1;
-  alignas(32) std::int32_t prof[block][lanes];
-  for (exec::Index s0 = 0; s0 < steps; s0 += block) {
-    const exec::Index n = std::min(block, steps - s0);
-    if (s0 - (lanes - 1) >= 0 && s0 + n <= k.w) {  // every lane inside the tile: no tests
-      for (int l = 0; l < lanes; ++l) {
-        const std::uint8_t* t = k.t + (s0 - l);
-        for (exec::Index b = 0; b < n; ++b) prof[b][l] = srow[l][t[b]];
-      }
-    } else {
-      for (int l = 0; l < lanes; ++l) {
-        for (exec::Index b = 0; b < n; ++b) {
-          const exec::Index c = s0 + b - l;
-          prof[b][l] = (c >= 0 && c < k.w) ? srow[l][k.t[c]] : 0;
-        }
-      }
+// A per-thread copy of a band's top face, kept for a retry in wider lanes.
+std::int32_t* face_copy(std::size_t values) {
+  thread_local std::vector<std::int32_t> copy;
+  if (copy.size() < values) copy.resize(values);
+  return copy.data();
+}
+
+// One SIMD band in the narrowest lanes from `min_bits` whose input faces fit, retried in the next
+// wider lanes while a band overflows; 32-bit lanes are exact for every input make() accepts.
+detail::SwBandBest run_band(SwIsa isa, int min_bits, detail::SwBand band) noexcept {
+  using Fn = detail::SwBandBest (*)(const detail::SwBand&) noexcept;
+  const bool avx2 = isa == SwIsa::avx2;
+  const Fn narrow[2] = {avx2 ? detail::sw_band_avx2_8 : detail::sw_band_sse41_8,
+                        avx2 ? detail::sw_band_avx2_16 : detail::sw_band_sse41_16};
+  const std::int32_t limit[2] = {detail::band8_input_limit, detail::band16_input_limit};
+  const auto w = static_cast<std::size_t>(band.w);
+  bool saved = false;
+  for (int n = min_bits == 8 ? 0 : min_bits == 16 ? 1 : 2; n < 2; ++n) {
+    if (!faces_fit(band, limit[n])) continue;
+    if (!saved) {
+      // A narrow pass overwrites the top face in place; keep it for a retry.
+      std::int32_t* copy = face_copy(2 * w + 1);
+      std::copy_n(band.top_h, w + 1, copy);
+      std::copy_n(band.top_f, w, copy + w + 1);
+      band.top_h = copy;
+      band.top_f = copy + w + 1;
+      saved = true;
     }
-    for (exec::Index b = 0; b < n; ++b) {
-      const exec::Index s = s0 + b;
-      const V up = shift_in(hcur, s < k.w ? k.hrow[s + 1] : 0);
-      const V fup = shift_in(fcur, s < k.w ? k.frow[s] : SwKernel::minus_infinity);
-      V p;
-      __builtin_memcpy(&p, prof[b], sizeof p);
-      const V f = vmax(up - open, fup - extend);
-      const V a = vmax(vmax(up_prev + p, zero), f);
-      const V e_new = vmax(hcur - open, e - extend);
-      const V h = vmax(a, e_new);
-      up_prev = up;
-      const V c = splat(static_cast<std::int32_t>(s)) - lane_id;
-      const V valid = (c >= 0) & (c < splat(static_cast<std::int32_t>(k.w)));
-      hcur = valid ? h : hcur;
-      e = valid ? e_new : e;
-      fcur = valid ? f : fcur;
-      const V better = valid & (h > best_h);
-      best_h = better ? h : best_h;
-      best_c = better ? c : best_c;
-      if (s >= lanes - 1) {  // the last lane finished column s - 7: the strip's bottom row
-        k.hrow[s - lanes + 2] = h[lanes - 1];
-        k.frow[s - lanes + 1] = f[lanes - 1];
-      }
-      if (s >= k.w - 1) {  // lane s - w + 1 finished the tile's last column
-        const auto l = static_cast<int>(s - k.w + 1);
-        k.h_right[r + l] = h[l];
-        k.e_right[r + l] = e_new[l];
-      }
-    }
+    const detail::SwBandBest b = narrow[n](band);
+    if (!b.overflow) return b;
   }
-  k.hrow[0] = k.h_left[r + lanes - 1];
-  for (int l = 0; l < lanes; ++l) {
-    if (best_h[l] > best.score) best = SwResult{best_h[l], k.i0 + r + l, k.j0 + best_c[l]};
-  }
+  return avx2 ? detail::sw_band_avx2_32(band) : detail::sw_band_sse41_32(band);
 }
 #endif
 
@@ -214,13 +251,29 @@ SwResult SwKernel::compute_tile(const exec::Box<2>& box,
   k.i0 = box.lo[0];
   k.j0 = box.lo[1];
   SwResult best;
-  exec::Index r = 0;
-#ifdef TP_SW_AVX2
-  if (avx2_) {
-    for (; r + lanes <= h; r += lanes) vector_strip(k, r, best);
+#ifdef TP_SW_SIMD
+  // SIMD bands need enough rows and columns to pay for the query profile they build.
+  constexpr exec::Index min_simd_rows = 8, min_simd_cols = 16;
+  if (isa_ == SwIsa::scalar || h < min_simd_rows || w < min_simd_cols) {
+    scalar_rows(k, 0, h, best);
+    return best;
   }
+  for (exec::Index r = 0; r < h; r += band_rows) {
+    const exec::Index rows = std::min(band_rows, h - r);
+    if (rows < min_simd_rows) {
+      scalar_rows(k, r, h, best);
+      break;
+    }
+    detail::SwBand band{k.hrow,      k.frow,         k.h_left + r, k.e_left + r, k.hrow,
+                        k.frow,      k.h_right + r,  k.e_right + r, k.q + r,     k.t,
+                        k.scores,    rows,           w,            static_cast<int>(k.alphabet),
+                        gaps_.open,  gaps_.extend};
+    const detail::SwBandBest b = run_band(isa_, min_bits_, band);
+    if (b.score > 0) best = better(best, SwResult{b.score, k.i0 + r + b.row, k.j0 + b.col});
+  }
+#else
+  scalar_rows(k, 0, h, best);
 #endif
-  scalar_rows(k, r, h, best);
   return best;
 }
 

@@ -8,6 +8,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -152,6 +153,47 @@ TEST(PipelineFrontier, vertical_grouping_matches_the_sequential_dp) {
     }
   }
   EXPECT_GT(ran, 100);
+}
+
+// Every SIMD tile function the CPU runs, through the faces between ranks and threads: scores that
+// overflow 8 bits (and, on the long pair, 16 bits) in some tiles and not in others.
+TEST(PipelineFrontier, simd_tile_functions_match_the_sequential_dp_across_ranks) {
+  std::mt19937_64 rng(1616);
+  const auto& matrix = tp::kernels::ScoreMatrix::blosum62();
+  const tp::kernels::GapCosts gaps{10, 1};
+  std::vector<tp::kernels::SwOptions> paths;
+  for (const auto isa : {tp::kernels::SwIsa::scalar, tp::kernels::SwIsa::sse41,
+                         tp::kernels::SwIsa::avx2}) {
+    if (!tp::kernels::sw_isa_supported(isa)) continue;
+    for (const int bits : {8, 16}) paths.push_back({isa, bits});
+  }
+  // W/W scores 11, C/C 9: a shared W/C-rich stretch scores about 10 per residue.
+  const auto wc = [&](std::size_t n) {
+    std::string s;
+    for (std::size_t i = 0; i < n; ++i) s += "WWWWC"[rng() % 5];
+    return s;
+  };
+  for (const std::size_t shared : {std::size_t{260}, std::size_t{3300}}) {
+    const std::string core = wc(shared);
+    const auto q = *matrix.encode(random_protein(rng, 40) + core, "q");
+    const auto t = *matrix.encode(random_protein(rng, 90) + core + random_protein(rng, 30), "t");
+    const auto expected = tp::kernels::sw_sequential(matrix, q, t, gaps);
+    ASSERT_GT(expected.score, shared > 1000 ? 32767 : 127);
+    for (const auto& path : paths) {
+      const auto kernel = *tp::kernels::SwKernel::make(matrix, q, t, gaps, path);
+      for (int nodes = 1; nodes <= 3; ++nodes) {
+        for (int cpus = 1; cpus <= 2; ++cpus) {
+          if (shared > 1000 && nodes * cpus != 4 && nodes * cpus != 3) continue;
+          auto plan = tp::plan::Plan::make(sw_request(q.size(), t.size(), 40, nodes, cpus));
+          ASSERT_TRUE(plan) << plan.error().message;
+          SCOPED_TRACE(std::string(to_string(kernel.isa())) + "/" +
+                       std::to_string(kernel.min_bits()) + " shared " + std::to_string(shared) +
+                       " nodes " + std::to_string(nodes) + " cpus " + std::to_string(cpus));
+          EXPECT_EQ(run_and_compare(kernel, *plan, tp::exec::PipelineOptions{}, expected), 0);
+        }
+      }
+    }
+  }
 }
 
 // subtiles = 0: N measured (formula (7)), the same on every rank.

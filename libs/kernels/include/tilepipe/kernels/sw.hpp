@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
+#include <string_view>
 
 namespace tp::kernels {
 
@@ -15,6 +17,28 @@ namespace tp::kernels {
 struct GapCosts {
   int open = 10;
   int extend = 1;
+};
+
+/// The instruction set of the sw tile function.
+enum class SwIsa { scalar, sse41, avx2 };
+
+/// "scalar", "sse41" or "avx2".
+std::string_view to_string(SwIsa isa) noexcept;
+/// Parses "scalar", "sse41" or "avx2"; anything else is an Error listing the choices.
+Expected<SwIsa> parse_sw_isa(std::string_view text);
+/// Whether this build and this CPU can run `isa` (scalar always can).
+bool sw_isa_supported(SwIsa isa) noexcept;
+/// The fastest ISA this build and CPU support (avx2, then sse41, then scalar).
+SwIsa best_sw_isa() noexcept;
+
+/// How the sw tile function computes; every choice gives the same scores.
+struct SwOptions {
+  /// Unset: best_sw_isa(). Set: that ISA (make fails if the CPU lacks it).
+  std::optional<SwIsa> isa;
+  /// SIMD only: the narrowest lanes a band tries first, 8, 16 or 32 bits; a band whose scores or
+  /// input faces do not fit is redone in the next wider lanes (8 bits only where the matrix and
+  /// the gap costs fit in [-127, 127]).
+  int min_bits = 8;
 };
 
 /// The best local alignment score and where it ends (1-based query and target positions; both 0
@@ -41,6 +65,9 @@ constexpr SwResult better(const SwResult& a, const SwResult& b) noexcept {
 ///     E[r0 .. r1-1][c0-1]  (h = r1 - r0)
 /// E is the gap along the target (horizontal), F along the query (vertical). The kernel keeps
 /// references to the matrix and the encoded sequences; they must outlive it.
+/// SIMD tiles (SwOptions): Farrar's striped layout, query rows across lanes, in bands of at most
+/// band_rows rows; 8-bit, then 16-bit lanes with a retry in wider lanes of a band that overflows.
+/// Faces stay int32.
 class SwKernel {
  public:
   static constexpr int dims = 2;
@@ -52,10 +79,19 @@ class SwKernel {
   /// subtracting gap costs cannot overflow.
   static constexpr std::int32_t minus_infinity = std::numeric_limits<std::int32_t>::min() / 4;
 
-  /// Checks non-empty sequences, gap costs in [0, ScoreMatrix::max_entry], and that no score can
-  /// overflow int32.
+  /// Rows of a SIMD band (the striped column buffers stay in the L1/L2 caches).
+  static constexpr std::int64_t band_rows = 2048;
+
+  /// Checks non-empty sequences, gap costs in [0, ScoreMatrix::max_entry], that no score can
+  /// overflow int32, min_bits in {8, 16, 32}, and that the CPU supports the requested ISA.
   static Expected<SwKernel> make(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
-                                 std::span<const std::uint8_t> target, GapCosts gaps);
+                                 std::span<const std::uint8_t> target, GapCosts gaps,
+                                 SwOptions options = {});
+
+  /// The ISA the tile function uses.
+  [[nodiscard]] SwIsa isa() const noexcept { return isa_; }
+  /// The narrowest lanes SIMD bands try first (8, 16 or 32; see SwOptions::min_bits).
+  [[nodiscard]] int min_bits() const noexcept { return min_bits_; }
 
   /// The better of two results (the tie rule of SwResult).
   static SwResult combine(const SwResult& a, const SwResult& b) noexcept { return better(a, b); }
@@ -86,7 +122,8 @@ class SwKernel {
   std::span<const std::uint8_t> query_;
   std::span<const std::uint8_t> target_;
   GapCosts gaps_;
-  bool avx2_ = false;  // compute 8 rows at a time with AVX2 (chosen once, in make)
+  SwIsa isa_ = SwIsa::scalar;  // chosen once, in make
+  int min_bits_ = 8;  // 16 when the matrix or the gap costs do not fit 8 bits
 };
 
 /// The plain sequential Gotoh DP, row by row, O(m) memory: the reference for the tiled kernel.

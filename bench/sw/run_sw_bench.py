@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Smith-Waterman speed: tilepipe align (1 CPU, 2 CPUs, 2 ranks) against parasail, side by side.
+
+Creates its own virtual environment (bench/sw/.venv) with pip's `parasail` (the package bundles the
+C library), screens parasail's single-thread routines (sw_striped, sw_scan, sw_diag at 16 and 32
+bits and the saturation-checked _sat ones) on a smaller pair, then times the fastest against
+tilepipe on the full pairs: interleaved rounds, medians of --runs. GCUPS = query x target / s.
+tilepipe's time is its own `seconds` (the DP, FASTA reading excluded); parasail's is the call.
+Follows the helpers' benchmark lock: waits until nobody compiles, holds /tmp/tilepipe-bench.lock.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+VENV = os.path.join(HERE, ".venv")
+LOCK = "/tmp/tilepipe-bench.lock"
+CANDIDATES = ["sw_striped_16", "sw_striped_32", "sw_striped_sat", "sw_scan_16", "sw_scan_32",
+              "sw_scan_sat", "sw_diag_16", "sw_diag_32", "sw_diag_sat"]
+
+
+def ensure_venv():
+    """Re-runs this script under bench/sw/.venv, creating it and installing parasail first."""
+    if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
+        return
+    py = os.path.join(VENV, "bin", "python")
+    if not os.path.exists(py):
+        subprocess.check_call([sys.executable, "-m", "venv", VENV])
+    if subprocess.call([py, "-c", "import parasail"], stderr=subprocess.DEVNULL) != 0:
+        subprocess.check_call([py, "-m", "pip", "install", "-q", "parasail"])
+    os.execv(py, [py] + sys.argv)
+
+
+def write_fasta(path, name, seq):
+    with open(path, "w") as f:
+        f.write(f">{name}\n")
+        for i in range(0, len(seq), 80):
+            f.write(seq[i:i + 80] + "\n")
+
+
+def nobody_compiles():
+    return subprocess.call(["pgrep", "-f", "cc1plus|/ld |collect2"], stdout=subprocess.DEVNULL) != 0
+
+
+def take_lock(name):
+    while True:
+        while os.path.exists(LOCK) or not nobody_compiles():
+            time.sleep(10)
+        try:
+            fd = os.open(LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            continue
+        os.write(fd, (name + "\n").encode())
+        os.close(fd)
+        return
+
+
+def run_tilepipe(exe, q, t, matrix, cpus, nodes, extra):
+    cmd = [exe, "align", q, t, "--matrix", matrix, "--gap-open", "10", "--gap-extend", "1",
+           "--json", "--cpus", str(cpus)] + extra
+    if nodes > 1:
+        cmd += ["--nodes", str(nodes)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    j = json.loads(out.strip().splitlines()[-1])
+    return j["seconds"], j["score"], j.get("simd", "?")
+
+
+def run_parasail(parasail, routine, q, t, matrix):
+    f = getattr(parasail, routine)
+    start = time.perf_counter()
+    r = f(q, t, 10, 1, matrix)
+    seconds = time.perf_counter() - start
+    return seconds, r.score
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tilepipe", default=os.path.join(ROOT, "build/release/apps/tilepipe/tilepipe"))
+    ap.add_argument("--protein", type=int, default=30000, help="protein pair length")
+    ap.add_argument("--dna", type=int, default=100000, help="DNA pair length")
+    ap.add_argument("--runs", type=int, default=5, help="interleaved rounds (median)")
+    ap.add_argument("--screen-fraction", type=float, default=0.3,
+                    help="parasail routines are screened on pairs this fraction of the length")
+    ap.add_argument("--tilepipe-args", default="", help="extra tilepipe align arguments")
+    ap.add_argument("--out", default=None, help="results folder (default results/<UTC date>)")
+    ap.add_argument("--no-lock", action="store_true", help="skip the benchmark lock protocol")
+    args = ap.parse_args()
+    ensure_venv()
+    import parasail  # noqa: E402 (installed by ensure_venv)
+
+    out_dir = args.out or os.path.join(HERE, "results",
+                                       datetime.datetime.utcnow().strftime("%Y-%m-%d"))
+    os.makedirs(out_dir, exist_ok=True)
+    rng = random.Random(14)
+    workloads = [
+        ("protein", "blosum62", parasail.blosum62, "ACDEFGHIKLMNPQRSTVWY", args.protein),
+        ("dna", "ednafull", parasail.nuc44, "ACGT", args.dna),
+    ]
+    extra = args.tilepipe_args.split()
+    if not args.no_lock:
+        take_lock("sw-simd bench/sw/run_sw_bench.py")
+    try:
+        load_before = os.getloadavg()
+        records = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for label, tp_matrix, ps_matrix, letters, n in workloads:
+                q = "".join(rng.choice(letters) for _ in range(n))
+                t = "".join(rng.choice(letters) for _ in range(n))
+                qf, tf = os.path.join(tmp, f"{label}_q.fa"), os.path.join(tmp, f"{label}_t.fa")
+                write_fasta(qf, "query", q)
+                write_fasta(tf, "target", t)
+                # Screen parasail's routines on a shorter pair (one run each), keep the fastest.
+                m = max(1000, int(n * args.screen_fraction))
+                screen = {}
+                for routine in CANDIDATES:
+                    s, _ = run_parasail(parasail, routine, q[:m], t[:m], ps_matrix)
+                    screen[routine] = m * m / s / 1e9
+                best = max(screen, key=screen.get)
+                print(f"{label}: parasail screening at {m}x{m} (GCUPS): " +
+                      ", ".join(f"{k} {v:.2f}" for k, v in sorted(screen.items(), key=lambda x: -x[1])),
+                      flush=True)
+                configs = [
+                    ("tilepipe 1 CPU", lambda: run_tilepipe(args.tilepipe, qf, tf, tp_matrix, 1, 1, extra)),
+                    ("tilepipe 2 CPUs", lambda: run_tilepipe(args.tilepipe, qf, tf, tp_matrix, 2, 1, extra)),
+                    ("tilepipe 2 ranks", lambda: run_tilepipe(args.tilepipe, qf, tf, tp_matrix, 1, 2, extra)),
+                    (f"parasail {best}", lambda: run_parasail(parasail, best, q, t, ps_matrix) + ("",)),
+                ]
+                times = {name: [] for name, _ in configs}
+                scores = {}
+                simd = {}
+                for r in range(args.runs):
+                    order = configs[r % len(configs):] + configs[:r % len(configs)]
+                    for name, fn in order:
+                        s, score, isa = fn()
+                        times[name].append(s)
+                        scores.setdefault(name, set()).add(score)
+                        if isa:
+                            simd[name] = isa
+                one_core = statistics.median(times["tilepipe 1 CPU"])
+                for name, _ in configs:
+                    med = statistics.median(times[name])
+                    rec = {
+                        "workload": label, "length": n, "config": name,
+                        "runs": len(times[name]), "seconds": times[name],
+                        "median_s": med, "gcups": n * n / med / 1e9,
+                        "gcups_min": n * n / max(times[name]) / 1e9,
+                        "gcups_max": n * n / min(times[name]) / 1e9,
+                        "speedup_vs_1cpu": one_core / med, "scores": sorted(scores[name]),
+                        "simd": simd.get(name, ""),
+                    }
+                    records.append(rec)
+                    print(f"{label:8s} {name:28s} median {med:8.3f} s  {rec['gcups']:6.2f} GCUPS "
+                          f"[{rec['gcups_min']:.2f}, {rec['gcups_max']:.2f}]  x{rec['speedup_vs_1cpu']:.2f} "
+                          f"score {rec['scores']}", flush=True)
+                all_scores = set().union(*scores.values())
+                if len(all_scores) != 1:
+                    print(f"error: {label}: scores differ between tools: {scores}", file=sys.stderr)
+                    return 1
+                records.append({"workload": label, "parasail_screen_gcups": screen,
+                                "screen_length": m})
+        load_after = os.getloadavg()
+    finally:
+        if not args.no_lock:
+            os.remove(LOCK)
+    meta = {
+        "date_utc": datetime.datetime.utcnow().isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv), "host": platform.node(), "cpu": cpu_model(),
+        "nproc": os.cpu_count(), "parasail": parasail.__version__,
+        "load_before": load_before, "load_after": load_after,
+    }
+    with open(os.path.join(out_dir, "sw_bench.json"), "w") as f:
+        json.dump({"meta": meta, "records": records}, f, indent=1)
+    print(f"load before {load_before}, after {load_after}; wrote {out_dir}/sw_bench.json")
+    return 0
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+// sw striped bands in AVX2 lanes: 32 x int8 and 16 x int16 (saturating, overflow reported), 8 x int32.
+#include <tilepipe/kernels/sw.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "sw_striped.hpp"
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2")
+
+namespace tp::kernels::detail {
+namespace {
+
+// 32 lanes of int8: saturating arithmetic, so a score that does not fit shows as INT8_MAX.
+struct Avx2I8 {
+  using V = __m256i;
+  using T = std::int8_t;
+  static constexpr int lanes = 32;
+  static constexpr bool saturating = true;
+  static constexpr T neg_inf = std::numeric_limits<T>::min();
+  static V set1(std::int32_t x) noexcept { return _mm256_set1_epi8(static_cast<char>(x)); }
+  static V adds(V a, V b) noexcept { return _mm256_adds_epi8(a, b); }
+  static V subs(V a, V b) noexcept { return _mm256_subs_epi8(a, b); }
+  static V max(V a, V b) noexcept { return _mm256_max_epi8(a, b); }
+  static bool any_gt(V a, V b) noexcept {
+    return _mm256_movemask_epi8(_mm256_cmpgt_epi8(a, b)) != 0;
+  }
+  // One bit per byte of the lanes equal in a and b.
+  static std::uint32_t eq_mask(V a, V b) noexcept {
+    return static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, b)));
+  }
+  static V shift_in(V a, T x) noexcept {
+    const V low_to_high = _mm256_permute2x128_si256(a, a, 0x08);
+    return _mm256_insert_epi8(_mm256_alignr_epi8(a, low_to_high, 15), x, 0);
+  }
+  static void store(T* p, V v) noexcept { _mm256_store_si256(reinterpret_cast<V*>(p), v); }
+};
+
+// 16 lanes of int16: saturating arithmetic, so a score that does not fit shows as INT16_MAX.
+struct Avx2I16 {
+  using V = __m256i;
+  using T = std::int16_t;
+  static constexpr int lanes = 16;
+  static constexpr bool saturating = true;
+  static constexpr T neg_inf = std::numeric_limits<T>::min();
+  static V set1(std::int32_t x) noexcept { return _mm256_set1_epi16(static_cast<short>(x)); }
+  static V adds(V a, V b) noexcept { return _mm256_adds_epi16(a, b); }
+  static V subs(V a, V b) noexcept { return _mm256_subs_epi16(a, b); }
+  static V max(V a, V b) noexcept { return _mm256_max_epi16(a, b); }
+  static bool any_gt(V a, V b) noexcept {
+    return _mm256_movemask_epi8(_mm256_cmpgt_epi16(a, b)) != 0;
+  }
+  // One bit per byte of the lanes equal in a and b.
+  static std::uint32_t eq_mask(V a, V b) noexcept {
+    return static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi16(a, b)));
+  }
+  // Lane l gets lane l-1 of a, lane 0 gets x (the byte shift crosses the 128-bit halves).
+  static V shift_in(V a, T x) noexcept {
+    const V low_to_high = _mm256_permute2x128_si256(a, a, 0x08);
+    return _mm256_insert_epi16(_mm256_alignr_epi8(a, low_to_high, 14), x, 0);
+  }
+  static void store(T* p, V v) noexcept { _mm256_store_si256(reinterpret_cast<V*>(p), v); }
+};
+
+// 8 lanes of int32: exact for every score SwKernel::make accepts.
+struct Avx2I32 {
+  using V = __m256i;
+  using T = std::int32_t;
+  static constexpr int lanes = 8;
+  static constexpr bool saturating = false;
+  static constexpr T neg_inf = SwKernel::minus_infinity;
+  static V set1(std::int32_t x) noexcept { return _mm256_set1_epi32(x); }
+  static V adds(V a, V b) noexcept { return _mm256_add_epi32(a, b); }
+  static V subs(V a, V b) noexcept { return _mm256_sub_epi32(a, b); }
+  static V max(V a, V b) noexcept { return _mm256_max_epi32(a, b); }
+  static bool any_gt(V a, V b) noexcept {
+    return _mm256_movemask_epi8(_mm256_cmpgt_epi32(a, b)) != 0;
+  }
+  // One bit per byte of the lanes equal in a and b.
+  static std::uint32_t eq_mask(V a, V b) noexcept {
+    return static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi32(a, b)));
+  }
+  static V shift_in(V a, T x) noexcept {
+    const V low_to_high = _mm256_permute2x128_si256(a, a, 0x08);
+    return _mm256_insert_epi32(_mm256_alignr_epi8(a, low_to_high, 12), x, 0);
+  }
+  static void store(T* p, V v) noexcept { _mm256_store_si256(reinterpret_cast<V*>(p), v); }
+};
+
+#include "sw_striped_body.hpp"
+
+}  // namespace
+
+SwBandBest sw_band_avx2_8(const SwBand& b) noexcept { return striped_band<Avx2I8>(b); }
+SwBandBest sw_band_avx2_16(const SwBand& b) noexcept { return striped_band<Avx2I16>(b); }
+SwBandBest sw_band_avx2_32(const SwBand& b) noexcept { return striped_band<Avx2I32>(b); }
+
+}  // namespace tp::kernels::detail
+
+#pragma GCC pop_options
+#endif

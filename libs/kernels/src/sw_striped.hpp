@@ -1,0 +1,58 @@
+// sw striped tile bands: the interface between the dispatcher (sw.cpp) and the per-ISA files.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tp::kernels::detail {
+
+/// One band of a tile: `rows` consecutive rows over the tile's `w` columns, int32 faces as in
+/// sw.hpp. The bottom face may alias the top face (the band reads column j's top values before
+/// it writes column j's bottom values); nothing else aliases.
+struct SwBand {
+  const std::int32_t* top_h;   ///< w+1: H of the row above, from column c0-1
+  const std::int32_t* top_f;   ///< w: F of the row above, from column c0
+  const std::int32_t* left_h;  ///< rows: H of column c0-1
+  const std::int32_t* left_e;  ///< rows: E of column c0-1
+  std::int32_t* bottom_h;      ///< w+1: H of the band's last row, from column c0-1
+  std::int32_t* bottom_f;      ///< w: F of the band's last row
+  std::int32_t* right_h;       ///< rows: H of column c1-1
+  std::int32_t* right_e;       ///< rows: E of column c1-1
+  const std::uint8_t* q;       ///< query residues of the band's rows
+  const std::uint8_t* t;       ///< target residues of the tile's columns
+  const std::int32_t* scores;  ///< the matrix, row-major, alphabet x alphabet
+  std::int64_t rows;
+  std::int64_t w;
+  int alphabet;
+  std::int32_t open;
+  std::int32_t extend;
+};
+
+/// A band's best cell (0-based row and column in the band; score 0 when none is positive), or
+/// overflow: an 8-bit or 16-bit band met a score it cannot hold (its outputs are then garbage).
+struct SwBandBest {
+  std::int32_t score = 0;
+  std::int64_t row = 0;
+  std::int64_t col = 0;
+  bool overflow = false;
+};
+
+/// The largest face value an 8-bit or 16-bit band accepts (a cell reaching the lane's maximum
+/// signals overflow).
+constexpr std::int32_t band8_input_limit = 126;
+constexpr std::int32_t band16_input_limit = 32766;
+
+/// 64-byte aligned per-thread scratch of at least `bytes` (valid until the thread's next call).
+void* sw_scratch(std::size_t bytes);
+
+// Farrar's striped layout (query rows across lanes) with a lazy-F pass, per ISA and lane width.
+// Defined only where the compiler can target the ISA (GCC on x86-64); call only when the CPU
+// supports it.
+SwBandBest sw_band_avx2_8(const SwBand& b) noexcept;
+SwBandBest sw_band_avx2_16(const SwBand& b) noexcept;
+SwBandBest sw_band_avx2_32(const SwBand& b) noexcept;
+SwBandBest sw_band_sse41_8(const SwBand& b) noexcept;
+SwBandBest sw_band_sse41_16(const SwBand& b) noexcept;
+SwBandBest sw_band_sse41_32(const SwBand& b) noexcept;
+
+}  // namespace tp::kernels::detail

@@ -1,0 +1,162 @@
+// sw striped band: the tile function's body over an ISA's lane operations (included per ISA).
+// Include inside a `#pragma GCC target` region, after <algorithm>, <cstdint>, <limits> and
+// sw_striped.hpp, in an anonymous namespace: every function here is compiled for that ISA.
+//
+// Layout (Farrar 2007, "Striped Smith-Waterman speeds database searches six times over other
+// SIMD implementations"): the band's rows split into L lanes of seg = ceil(rows / L) consecutive
+// rows; vector s holds rows s, seg + s, ..., (L-1) seg + s. One column at a time, vector by
+// vector, the recurrence of docs/kernels.md runs in every lane; F crosses from the end of lane
+// l to the start of lane l+1 only in the lazy-F pass after the column. Rows past `rows` (padding
+// at the end of the last lanes) score neg_inf against every residue; nothing real reads them.
+
+// Lazy-F correctness (why the pass may stop early). Let C be the F contribution a pass carries
+// into a segment, g = min(open, extend). Raising H and F to C at segment s adds at most C - g to
+// segment s+1. After the main pass, and after every raise, the implicit F of segment s+1 is at
+// least H(s) - open with H(s) the value before the current raise; so when C - g <= H_old - open
+// in every lane, nothing below changes, the lanes' last rows are unchanged, and the pass is done.
+// A pass runs at most L rounds (each round moves carries one lane down; lane 0 takes neg_inf).
+
+template <class O>
+[[gnu::always_inline]] inline typename O::T narrow(std::int32_t x) noexcept {
+  using T = typename O::T;
+  return x < O::neg_inf ? O::neg_inf : static_cast<T>(x);
+}
+
+template <class O>
+[[gnu::always_inline]] inline std::int32_t widen(typename O::T x) noexcept {
+  if constexpr (O::saturating) {
+    // A saturated minimum stands for minus infinity; give it the 32-bit kernel's value.
+    return x == O::neg_inf ? tp::kernels::SwKernel::minus_infinity : x;
+  } else {
+    return x;
+  }
+}
+
+template <class O>
+SwBandBest striped_band(const SwBand& b) noexcept {
+  using V = typename O::V;
+  using T = typename O::T;
+  constexpr int L = O::lanes;
+  const std::int64_t rows = b.rows;
+  const std::int64_t seg = (rows + L - 1) / L;
+  const auto nvec = static_cast<std::size_t>(seg);
+  const auto alphabet = static_cast<std::size_t>(b.alphabet);
+  auto* prof = static_cast<V*>(sw_scratch((alphabet + 3) * nvec * sizeof(V)));
+  V* hp = prof + alphabet * nvec;  // H of the previous column
+  V* hc = hp + nvec;               // H of the current column
+  V* ev = hc + nvec;               // E of the current column
+  const auto at = [seg](std::int64_t r) noexcept {  // element index of row r
+    return static_cast<std::size_t>((r % seg) * L + r / seg);
+  };
+
+  // The query profile of the band: prof[a] holds the striped scores of residue a.
+  auto* pt = reinterpret_cast<T*>(prof);
+  for (std::size_t a = 0; a < alphabet; ++a) {
+    T* p = pt + a * nvec * L;
+    for (std::int64_t r = 0; r < seg * L; ++r) {
+      p[at(r)] = r < rows ? static_cast<T>(b.scores[b.q[r] * alphabet + a]) : O::neg_inf;
+    }
+  }
+  auto* hpt = reinterpret_cast<T*>(hp);
+  auto* evt = reinterpret_cast<T*>(ev);
+  for (std::int64_t r = 0; r < seg * L; ++r) {
+    hpt[at(r)] = r < rows ? narrow<O>(b.left_h[r]) : T{0};
+    evt[at(r)] = r < rows ? narrow<O>(b.left_e[r]) : O::neg_inf;
+  }
+
+  const V vopen = O::set1(b.open), vext = O::set1(b.extend), vzero = O::set1(0);
+  const V vgap = O::set1(std::min(b.open, b.extend)), vneg = O::set1(O::neg_inf);
+  const std::int64_t sb = (rows - 1) % seg;  // the band's last row: segment sb, lane lb
+  const auto lb = static_cast<std::size_t>((rows - 1) / seg);
+  std::int32_t best = 0;
+  std::int64_t best_row = 0, best_col = 0;
+  std::int32_t corner = b.top_h[0];
+  alignas(64) T lane_values[L];
+
+  for (std::int64_t j = 0; j < b.w; ++j) {
+    // Read column j's top values before the bottom face (which may alias them) is written.
+    const std::int32_t up = b.top_h[j + 1];
+    const std::int32_t f_top = std::max(up - b.open, b.top_f[j] - b.extend);
+    V vf = O::shift_in(vneg, narrow<O>(f_top));
+    V vdiag = O::shift_in(hp[nvec - 1], narrow<O>(corner));
+    corner = up;
+    const V* pr = prof + static_cast<std::size_t>(b.t[j]) * nvec;
+    V vmax = vzero;
+    const auto cell = [&](std::size_t s) __attribute__((always_inline)) {
+      const V h_left = hp[s];
+      const V e = O::max(O::subs(ev[s], vext), O::subs(h_left, vopen));
+      ev[s] = e;
+      const V h = O::max(O::max(O::adds(vdiag, pr[s]), vzero), O::max(e, vf));
+      hc[s] = h;
+      vmax = O::max(vmax, h);
+      vf = O::max(O::subs(vf, vext), O::subs(h, vopen));
+      vdiag = h_left;
+    };
+    std::size_t s = 0;
+    for (; s < static_cast<std::size_t>(sb); ++s) cell(s);
+    V f_bottom = vf;  // F of segment sb (the band's last row in lane lb)
+    for (; s < nvec; ++s) cell(s);
+
+    // Lazy F: carry F across lanes until no lane can change (see the comment at the top).
+    for (int round = 0; round < L; ++round) {
+      vf = O::shift_in(vf, O::neg_inf);
+      bool settled = false;
+      for (s = 0; s < nvec; ++s) {
+        const V h_old = hc[s];
+        if (s == static_cast<std::size_t>(sb)) f_bottom = O::max(f_bottom, vf);
+        const V h = O::max(h_old, vf);
+        hc[s] = h;
+        vmax = O::max(vmax, h);
+        vf = O::subs(vf, vgap);
+        if (!O::any_gt(vf, O::subs(h_old, vopen))) {
+          settled = true;
+          break;
+        }
+      }
+      if (settled) break;
+    }
+
+    // The column's best cell when it can beat (or tie, from a lower row) the band's best.
+    const auto* hct = reinterpret_cast<const T*>(hc);
+    if (O::any_gt(vmax, O::set1(std::max(best, 1) - 1))) {
+      O::store(lane_values, vmax);
+      std::int32_t col_max = 0;
+      for (const T x : lane_values) col_max = std::max<std::int32_t>(col_max, x);
+      if (O::saturating && col_max >= std::numeric_limits<T>::max()) return {0, 0, 0, true};
+      // The first row holding col_max (a tie only matters above the best's row): the lanes
+      // holding it anywhere, then the first of their rows in lane order.
+      const std::int64_t end = col_max > best ? rows : best_row;
+      const V vcol = O::set1(col_max);
+      std::uint32_t hit = 0;
+      for (std::size_t v = 0; v < nvec; ++v) hit |= O::eq_mask(hc[v], vcol);
+      bool found = false;
+      while (hit != 0 && !found) {
+        const auto l = static_cast<std::int64_t>(__builtin_ctz(hit) / sizeof(T));
+        if (l * seg >= end) break;
+        const auto next = static_cast<unsigned>(l + 1) * sizeof(T);  // the next lane's first bit
+        hit = next >= 32 ? 0 : hit & ~((1u << next) - 1u);
+        for (std::int64_t v = 0; v < seg && l * seg + v < end; ++v) {
+          if (hct[static_cast<std::size_t>(v * L + l)] == col_max) {
+            best = col_max;
+            best_row = l * seg + v;
+            best_col = j;
+            found = true;
+            break;
+          }
+        }
+      }
+    }
+    b.bottom_h[j + 1] = hct[at(rows - 1)];
+    O::store(lane_values, f_bottom);
+    b.bottom_f[j] = widen<O>(lane_values[lb]);
+    std::swap(hp, hc);
+  }
+
+  hpt = reinterpret_cast<T*>(hp);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    b.right_h[r] = hpt[at(r)];
+    b.right_e[r] = widen<O>(evt[at(r)]);
+  }
+  b.bottom_h[0] = b.left_h[rows - 1];
+  return {best, best_row, best_col, false};
+}

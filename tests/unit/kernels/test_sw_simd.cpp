@@ -1,0 +1,213 @@
+// sw SIMD tiles (each ISA forced, 16-bit with 32-bit retry, and 32-bit only) against the scalar DP.
+#include <tilepipe/exec/local_runner.hpp>
+#include <tilepipe/kernels/sw.hpp>
+
+#include "naive_sw.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tp::kernels {
+namespace {
+
+const std::string protein = "ARNDCQEGHILKMFPSTWYVBZX*";
+const std::string dna = "ACGTACGTACGTNRYSWKMBDHVU";
+
+// Every tile function this CPU can run: the ISA and the narrowest lanes tried first.
+struct Path {
+  SwIsa isa;
+  int min_bits;
+};
+
+std::vector<Path> paths() {
+  std::vector<Path> out;
+  for (const SwIsa isa : {SwIsa::scalar, SwIsa::sse41, SwIsa::avx2}) {
+    if (!sw_isa_supported(isa)) continue;
+    out.push_back({isa, 8});
+    if (isa != SwIsa::scalar) {
+      out.push_back({isa, 16});
+      out.push_back({isa, 32});
+    }
+  }
+  return out;
+}
+
+std::string name(const Path& p) {
+  return std::string(to_string(p.isa)) + "/" + std::to_string(p.min_bits);
+}
+
+std::vector<std::uint8_t> enc(const ScoreMatrix& m, const std::string& s) {
+  auto e = m.encode(s, "test");
+  EXPECT_TRUE(e.has_value());
+  return e.has_value() ? *e : std::vector<std::uint8_t>{};
+}
+
+std::string random_seq(std::mt19937_64& rng, const std::string& letters, std::size_t len) {
+  std::uniform_int_distribution<std::size_t> pick(0, letters.size() - 1);
+  std::string s;
+  for (std::size_t i = 0; i < len; ++i) s += letters[pick(rng)];
+  return s;
+}
+
+// A copy of s with about one residue in `rate` substituted and a few short insertions.
+std::string mutate(std::mt19937_64& rng, const std::string& s, const std::string& letters,
+                   std::size_t rate) {
+  std::string out;
+  for (const char c : s) {
+    const std::size_t roll = rng() % rate;
+    if (roll == 0) {
+      out += letters[rng() % letters.size()];
+    } else if (roll == 1 && rate > 20) {
+      out += random_seq(rng, letters, 1 + rng() % 4) + c;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+SwResult run(const ScoreMatrix& m, const std::vector<std::uint8_t>& q,
+             const std::vector<std::uint8_t>& t, GapCosts g, const Path& p, exec::Point<2> tile,
+             int threads) {
+  auto k = SwKernel::make(m, q, t, g, SwOptions{p.isa, p.min_bits});
+  EXPECT_TRUE(k.has_value());
+  EXPECT_EQ(k->isa(), p.isa);
+  auto tiling = exec::RectTiling<2>::make(k->space(), tile);
+  EXPECT_TRUE(tiling.has_value());
+  auto r = exec::run_local(*k, *tiling, threads);
+  EXPECT_TRUE(r.has_value());
+  return *r;
+}
+
+TEST(SwSimd, the_cpu_can_run_the_isa_chosen_by_default) {
+  const std::vector<std::uint8_t> one{0};
+  auto k = SwKernel::make(ScoreMatrix::blosum62(), one, one, {});
+  ASSERT_TRUE(k.has_value());
+  EXPECT_EQ(k->isa(), best_sw_isa());
+  EXPECT_TRUE(sw_isa_supported(SwIsa::scalar));
+  EXPECT_EQ(*parse_sw_isa("avx2"), SwIsa::avx2);
+  EXPECT_FALSE(parse_sw_isa("avx512").has_value());
+}
+
+TEST(SwSimd, random_pairs_match_the_scalar_dp_on_every_path) {
+  std::mt19937_64 rng(1414);
+  const GapCosts gaps[] = {{10, 1}, {5, 2}, {1, 1}, {0, 0}, {12, 0}, {2, 8}, {3, 3}};
+  const auto all = paths();
+  for (int round = 0; round < 28; ++round) {
+    const bool is_dna = round % 2 == 1;
+    const auto& m = is_dna ? ScoreMatrix::ednafull() : ScoreMatrix::blosum62();
+    const auto& letters = is_dna ? dna : protein;
+    const std::size_t n = round < 4 ? 1 + rng() % 20 : 1 + rng() % 400;
+    const std::size_t len_t = 1 + rng() % 300;
+    const std::string q = random_seq(rng, letters, n);
+    std::string t = random_seq(rng, letters, len_t);
+    if (round % 3 == 0) t = t.substr(0, len_t / 2) + mutate(rng, q, letters, 8) + t.substr(len_t / 2);
+    const GapCosts g = gaps[static_cast<std::size_t>(round) % std::size(gaps)];
+    const auto qe = enc(m, q), te = enc(m, t);
+    const SwResult ref = sw_sequential(m, qe, te, g);
+    if (round < 6) {
+      ASSERT_EQ(naive_sw(m, q, t, g), ref);
+    }
+    const exec::Point<2> tile{1 + static_cast<exec::Index>(rng() % 150),
+                              16 + static_cast<exec::Index>(rng() % 120)};
+    for (const Path& p : all) {
+      for (const exec::Point<2>& shape : {tile, exec::Point<2>{5000, 5000}}) {
+        ASSERT_EQ(run(m, qe, te, g, p, shape, 1 + round % 2), ref)
+            << name(p) << " round " << round << " tile " << shape[0] << "x" << shape[1] << " gaps "
+            << g.open << "/" << g.extend;
+      }
+    }
+  }
+}
+
+TEST(SwSimd, ties_take_the_first_cell_in_row_major_order) {
+  // Repeats make many cells share the best score.
+  const auto& d = ScoreMatrix::ednafull();
+  const std::string q = std::string(70, 'A') + "CGT" + std::string(40, 'A');
+  const std::string t = "ACGTACGT" + std::string(45, 'A') + "TTT" + std::string(45, 'A');
+  for (const GapCosts g : {GapCosts{10, 1}, GapCosts{0, 0}, GapCosts{1, 5}}) {
+    const SwResult ref = naive_sw(d, q, t, g);
+    const auto qe = enc(d, q), te = enc(d, t);
+    for (const Path& p : paths()) {
+      for (const exec::Point<2> tile : {exec::Point<2>{113, 109}, exec::Point<2>{17, 16}}) {
+        ASSERT_EQ(run(d, qe, te, g, p, tile, 2), ref) << name(p) << " " << g.open << "/" << g.extend;
+        ASSERT_EQ(run(d, te, qe, g, p, tile, 1), naive_sw(d, t, q, g)) << name(p);
+      }
+    }
+  }
+}
+
+TEST(SwSimd, scores_beyond_16_bits_retry_in_32_bit_lanes) {
+  // W/W scores 11 and C/C 9: 3300 residues of W and C score above 32767 when aligned.
+  std::mt19937_64 rng(16);
+  const auto& b = ScoreMatrix::blosum62();
+  const std::string q = random_seq(rng, "WWWWC", 3300);
+  const std::string t = random_seq(rng, protein, 50) + mutate(rng, q, "WC", 200);
+  const auto qe = enc(b, q), te = enc(b, t);
+  const GapCosts g{10, 1};
+  const SwResult ref = sw_sequential(b, qe, te, g);
+  ASSERT_GT(ref.score, 32767);
+  for (const Path& p : paths()) {
+    // One tile (a band overflows inside), bands of several tiles (later tiles receive faces
+    // beyond 16 bits), and a tile taller than SwKernel::band_rows.
+    for (const exec::Point<2> tile :
+         {exec::Point<2>{4000, 4000}, exec::Point<2>{700, 900}, exec::Point<2>{2100, 333}}) {
+      ASSERT_EQ(run(b, qe, te, g, p, tile, 2), ref) << name(p) << " " << tile[0] << "x" << tile[1];
+    }
+  }
+}
+
+// One tile from random in-faces: the out-faces and the result equal the scalar kernel's.
+TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
+  std::mt19937_64 rng(77);
+  const auto& b = ScoreMatrix::blosum62();
+  const std::int32_t ninf = SwKernel::minus_infinity;
+  for (int round = 0; round < 24; ++round) {
+    const exec::Index h = 8 + static_cast<exec::Index>(rng() % 90);
+    const exec::Index w = 16 + static_cast<exec::Index>(rng() % 90);
+    const auto qe = enc(b, random_seq(rng, protein, static_cast<std::size_t>(h) + 5));
+    const auto te = enc(b, random_seq(rng, protein, static_cast<std::size_t>(w) + 7));
+    const GapCosts g = round % 2 == 0 ? GapCosts{10, 1} : GapCosts{3, 4};
+    // Face values within 8 bits, within 16 bits, near the 16-bit limit, and beyond it.
+    const std::int32_t tops[] = {100, 900, 32700, 70000};
+    const std::int32_t top = tops[round % 4];
+    const auto value = [&](bool gap) {
+      if (gap && rng() % 4 == 0) return ninf;
+      return static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(top)) -
+             (gap ? g.open : 0);
+    };
+    const exec::Box<2> box{{3, 5}, {3 + h, 5 + w}};
+    std::vector<std::int32_t> in0(static_cast<std::size_t>(2 * w + 1)),
+        in1(static_cast<std::size_t>(2 * h));
+    for (std::size_t i = 0; i < in0.size(); ++i) in0[i] = value(i > static_cast<std::size_t>(w));
+    for (std::size_t i = 0; i < in1.size(); ++i) in1[i] = value(i >= static_cast<std::size_t>(h));
+    const exec::FaceSet<const std::int32_t, 2> in{std::span<const std::int32_t>(in0),
+                                                  std::span<const std::int32_t>(in1)};
+    std::vector<std::int32_t> ref0(in0.size()), ref1(in1.size());
+    const auto scalar = *SwKernel::make(b, qe, te, g, SwOptions{SwIsa::scalar, 8});
+    const SwResult ref = scalar.compute_tile(box, in, {std::span(ref0), std::span(ref1)});
+    for (const Path& p : paths()) {
+      const auto k = *SwKernel::make(b, qe, te, g, SwOptions{p.isa, p.min_bits});
+      std::vector<std::int32_t> out0(in0.size(), -7), out1(in1.size(), -7);
+      const SwResult r = k.compute_tile(box, in, {std::span(out0), std::span(out1)});
+      ASSERT_EQ(r, ref) << name(p) << " round " << round;
+      ASSERT_EQ(out0, ref0) << name(p) << " round " << round;
+      ASSERT_EQ(out1, ref1) << name(p) << " round " << round;
+    }
+  }
+}
+
+TEST(SwSimd, make_refuses_an_isa_the_cpu_lacks) {
+  const std::vector<std::uint8_t> one{0};
+  for (const SwIsa isa : {SwIsa::sse41, SwIsa::avx2}) {
+    auto k = SwKernel::make(ScoreMatrix::blosum62(), one, one, {}, SwOptions{isa, 8});
+    EXPECT_EQ(k.has_value(), sw_isa_supported(isa)) << to_string(isa);
+  }
+  EXPECT_FALSE(SwKernel::make(ScoreMatrix::blosum62(), one, one, {}, SwOptions{{}, 12}));
+}
+
+}  // namespace
+}  // namespace tp::kernels
