@@ -93,7 +93,13 @@ Expected<Inputs> load_inputs(const AlignOptions& o) {
 Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
   const auto* query = &in.query;
   const auto* target = &in.target;
-  auto tile = parse_extents(o.tile.empty() ? std::string("2048x8192") : o.tile, "--tile");
+  // Default: one row of tiles per thread (each thread keeps its query rows), tiles narrow enough
+  // along the target that the wavefront's start and end leave few threads idle.
+  const std::string default_tile =
+      fmt::format("{}x{}", (query->size() + static_cast<std::size_t>(o.cpus) - 1) /
+                               static_cast<std::size_t>(o.cpus),
+                  o.cpus == 1 ? 8192 : 2048);
+  auto tile = parse_extents(o.tile.empty() ? default_tile : o.tile, "--tile");
   if (!tile) return Unexpected{tile.error()};
   if (tile->size() != 2) {
     return fail(Errc::invalid_argument,
@@ -158,7 +164,7 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
   run.nodes = o.nodes_given || !comm::World::launched_by_mpi() ? o.nodes : 0;
   run.cpus = o.cpus;
   run.map_dim = 2;
-  const std::string tile = o.tile.empty() ? std::string("8192") : o.tile;
+  const std::string tile = o.tile.empty() ? std::string("2048") : o.tile;
   if (tile.find('x') == std::string::npos) {
     auto h = parse_int(tile, "--tile", 1);
     if (!h) return report_error(h.error());
@@ -217,8 +223,9 @@ int run_align(int argc, char** argv) {
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   app.add_option("--tile", o.tile,
-                 "tile extents QUERYxTARGET (one process: default 2048x8192), or with --nodes "
-                 "the tile height along the target (default 8192)");
+                 "tile extents QUERYxTARGET (one process: default ceil(query/cpus)x8192 on "
+                 "1 CPU, x2048 on more), or with --nodes the tile height along the target "
+                 "(default 2048)");
   app.add_option("--nodes", o.nodes,
                  "ranks: more than 1 runs the pipelined executor (docs/executor.md)")
       ->check(CLI::Range(1, 256))

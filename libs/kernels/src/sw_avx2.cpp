@@ -39,6 +39,7 @@ struct Avx2I8 {
     return _mm256_insert_epi8(_mm256_alignr_epi8(a, low_to_high, 15), x, 0);
   }
   static void store(T* p, V v) noexcept { _mm256_store_si256(reinterpret_cast<V*>(p), v); }
+  static V load(const T* p) noexcept { return _mm256_load_si256(reinterpret_cast<const V*>(p)); }
 };
 
 // 16 lanes of int16: saturating arithmetic, so a score that does not fit shows as INT16_MAX.
@@ -65,6 +66,7 @@ struct Avx2I16 {
     return _mm256_insert_epi16(_mm256_alignr_epi8(a, low_to_high, 14), x, 0);
   }
   static void store(T* p, V v) noexcept { _mm256_store_si256(reinterpret_cast<V*>(p), v); }
+  static V load(const T* p) noexcept { return _mm256_load_si256(reinterpret_cast<const V*>(p)); }
 };
 
 // 8 lanes of int32: exact for every score SwKernel::make accepts.
@@ -90,6 +92,7 @@ struct Avx2I32 {
     return _mm256_insert_epi32(_mm256_alignr_epi8(a, low_to_high, 12), x, 0);
   }
   static void store(T* p, V v) noexcept { _mm256_store_si256(reinterpret_cast<V*>(p), v); }
+  static V load(const T* p) noexcept { return _mm256_load_si256(reinterpret_cast<const V*>(p)); }
 };
 
 #include "sw_striped_body.hpp"

@@ -34,6 +34,7 @@ struct Sse41I8 {
   }
   static V shift_in(V a, T x) noexcept { return _mm_insert_epi8(_mm_slli_si128(a, 1), x, 0); }
   static void store(T* p, V v) noexcept { _mm_store_si128(reinterpret_cast<V*>(p), v); }
+  static V load(const T* p) noexcept { return _mm_load_si128(reinterpret_cast<const V*>(p)); }
 };
 
 // 8 lanes of int16: saturating arithmetic, so a score that does not fit shows as INT16_MAX.
@@ -54,6 +55,7 @@ struct Sse41I16 {
   }
   static V shift_in(V a, T x) noexcept { return _mm_insert_epi16(_mm_slli_si128(a, 2), x, 0); }
   static void store(T* p, V v) noexcept { _mm_store_si128(reinterpret_cast<V*>(p), v); }
+  static V load(const T* p) noexcept { return _mm_load_si128(reinterpret_cast<const V*>(p)); }
 };
 
 // 4 lanes of int32: exact for every score SwKernel::make accepts.
@@ -74,6 +76,7 @@ struct Sse41I32 {
   }
   static V shift_in(V a, T x) noexcept { return _mm_insert_epi32(_mm_slli_si128(a, 4), x, 0); }
   static void store(T* p, V v) noexcept { _mm_store_si128(reinterpret_cast<V*>(p), v); }
+  static V load(const T* p) noexcept { return _mm_load_si128(reinterpret_cast<const V*>(p)); }
 };
 
 #include "sw_striped_body.hpp"

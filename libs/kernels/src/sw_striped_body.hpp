@@ -9,12 +9,13 @@
 // l to the start of lane l+1 only in the lazy-F pass after the column. Rows past `rows` (padding
 // at the end of the last lanes) score neg_inf against every residue; nothing real reads them.
 
-// Lazy-F correctness (why the pass may stop early). Let C be the F contribution a pass carries
-// into a segment, g = min(open, extend). Raising H and F to C at segment s adds at most C - g to
-// segment s+1. After the main pass, and after every raise, the implicit F of segment s+1 is at
-// least H(s) - open with H(s) the value before the current raise; so when C - g <= H_old - open
-// in every lane, nothing below changes, the lanes' last rows are unchanged, and the pass is done.
-// A pass runs at most L rounds (each round moves carries one lane down; lane 0 takes neg_inf).
+// Lazy F (Farrar's correction, with exact carries). Let g = min(open, extend). A carry C into a
+// row raises its H and F to at least C and adds at most C - g to the next row (C - open from the
+// raised H, C - extend from F), so the carry into lane l+1 is exactly
+//   C(l+1) = max(out(l), C(l) - seg * g),   C(0) = -inf,
+// out(l) the F that leaves lane l's last row in the main pass; one pass then applies C down every
+// lane. It may stop early: the main pass left F(s+1) >= H(s) - open in every lane, so once
+// C - g <= H_old(s) - open in every lane nothing below changes.
 
 template <class O>
 [[gnu::always_inline]] inline typename O::T narrow(std::int32_t x) noexcept {
@@ -53,19 +54,27 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   auto* pt = reinterpret_cast<T*>(prof);
   for (std::size_t a = 0; a < alphabet; ++a) {
     T* p = pt + a * nvec * L;
-    for (std::int64_t r = 0; r < seg * L; ++r) {
-      p[at(r)] = r < rows ? static_cast<T>(b.scores[b.q[r] * alphabet + a]) : O::neg_inf;
+    for (std::int64_t l = 0, r = 0; l < L; ++l) {
+      for (std::int64_t v = 0; v < seg; ++v, ++r) {
+        p[v * L + l] = r < rows ? static_cast<T>(b.scores[b.q[r] * alphabet + a]) : O::neg_inf;
+      }
     }
   }
   auto* hpt = reinterpret_cast<T*>(hp);
   auto* evt = reinterpret_cast<T*>(ev);
-  for (std::int64_t r = 0; r < seg * L; ++r) {
-    hpt[at(r)] = r < rows ? narrow<O>(b.left_h[r]) : T{0};
-    evt[at(r)] = r < rows ? narrow<O>(b.left_e[r]) : O::neg_inf;
+  for (std::int64_t l = 0, r = 0; l < L; ++l) {
+    for (std::int64_t v = 0; v < seg; ++v, ++r) {
+      hpt[v * L + l] = r < rows ? narrow<O>(b.left_h[r]) : T{0};
+      evt[v * L + l] = r < rows ? narrow<O>(b.left_e[r]) : O::neg_inf;
+    }
   }
 
   const V vopen = O::set1(b.open), vext = O::set1(b.extend), vzero = O::set1(0);
   const V vgap = O::set1(std::min(b.open, b.extend)), vneg = O::set1(O::neg_inf);
+  // What a carry loses crossing a whole lane (seg rows), saturated to the lane type.
+  const std::int64_t lane_gap = seg * std::min(b.open, b.extend);
+  const V vlane = O::set1(static_cast<std::int32_t>(
+      std::min<std::int64_t>(lane_gap, std::numeric_limits<T>::max())));
   const std::int64_t sb = (rows - 1) % seg;  // the band's last row: segment sb, lane lb
   const auto lb = static_cast<std::size_t>((rows - 1) / seg);
   std::int32_t best = 0;
@@ -97,23 +106,27 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     V f_bottom = vf;  // F of segment sb (the band's last row in lane lb)
     for (; s < nvec; ++s) cell(s);
 
-    // Lazy F: carry F across lanes until no lane can change (see the comment at the top).
-    for (int round = 0; round < L; ++round) {
-      vf = O::shift_in(vf, O::neg_inf);
-      bool settled = false;
-      for (s = 0; s < nvec; ++s) {
-        const V h_old = hc[s];
-        if (s == static_cast<std::size_t>(sb)) f_bottom = O::max(f_bottom, vf);
-        const V h = O::max(h_old, vf);
-        hc[s] = h;
-        vmax = O::max(vmax, h);
-        vf = O::subs(vf, vgap);
-        if (!O::any_gt(vf, O::subs(h_old, vopen))) {
-          settled = true;
-          break;
-        }
+    // Lazy F with exact carries (see the comment at the top): usually the carry into lane l+1 is
+    // what leaves lane l; when a carry could cross a whole lane, a scan over the lanes instead.
+    V carry = O::shift_in(vf, O::neg_inf);
+    if (O::any_gt(O::subs(carry, vlane), vf)) {
+      O::store(lane_values, vf);
+      std::int64_t c = O::neg_inf;
+      alignas(64) T carries[L];
+      for (int l = 0; l < L; ++l) {
+        carries[l] = static_cast<T>(std::max<std::int64_t>(c, O::neg_inf));
+        c = std::max<std::int64_t>(lane_values[l], c - lane_gap);
       }
-      if (settled) break;
+      carry = O::load(carries);
+    }
+    for (s = 0; s < nvec; ++s) {
+      const V h_old = hc[s];
+      if (s == static_cast<std::size_t>(sb)) f_bottom = O::max(f_bottom, carry);
+      const V h = O::max(h_old, carry);
+      hc[s] = h;
+      vmax = O::max(vmax, h);
+      carry = O::subs(carry, vgap);
+      if (!O::any_gt(carry, O::subs(h_old, vopen))) break;
     }
 
     // The column's best cell when it can beat (or tie, from a lower row) the band's best.

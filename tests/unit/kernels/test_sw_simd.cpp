@@ -151,11 +151,32 @@ TEST(SwSimd, scores_beyond_16_bits_retry_in_32_bit_lanes) {
   const SwResult ref = sw_sequential(b, qe, te, g);
   ASSERT_GT(ref.score, 32767);
   for (const Path& p : paths()) {
-    // One tile (a band overflows inside), bands of several tiles (later tiles receive faces
-    // beyond 16 bits), and a tile taller than SwKernel::band_rows.
+    // One tile (a band overflows inside), and tiles whose later neighbours receive faces beyond
+    // 16 bits.
     for (const exec::Point<2> tile :
          {exec::Point<2>{4000, 4000}, exec::Point<2>{700, 900}, exec::Point<2>{2100, 333}}) {
       ASSERT_EQ(run(b, qe, te, g, p, tile, 2), ref) << name(p) << " " << tile[0] << "x" << tile[1];
+    }
+  }
+}
+
+TEST(SwSimd, tiles_taller_than_a_band_carry_faces_between_bands) {
+  // The alignment crosses row SwKernel::band_rows, where one band hands H and F to the next.
+  std::mt19937_64 rng(8192);
+  const auto& b = ScoreMatrix::blosum62();
+  const std::string core = random_seq(rng, protein, 240);
+  const auto pre = static_cast<std::size_t>(SwKernel::band_rows) - 100;
+  const std::string q = random_seq(rng, protein, pre) + core + random_seq(rng, protein, 90);
+  const std::string t = random_seq(rng, protein, 60) + mutate(rng, core, protein, 30) +
+                        random_seq(rng, protein, 40);
+  const auto qe = enc(b, q), te = enc(b, t);
+  for (const GapCosts g : {GapCosts{10, 1}, GapCosts{4, 6}}) {
+    const SwResult ref = sw_sequential(b, qe, te, g);
+    ASSERT_GT(ref.end_query, SwKernel::band_rows);
+    for (const Path& p : paths()) {
+      for (const exec::Point<2> tile : {exec::Point<2>{9000, 400}, exec::Point<2>{8500, 77}}) {
+        ASSERT_EQ(run(b, qe, te, g, p, tile, 2), ref) << name(p) << " " << tile[0] << "x" << tile[1];
+      }
     }
   }
 }
