@@ -75,11 +75,12 @@ def run_tilepipe(exe, q, t, matrix, cpus, nodes, extra):
 
 
 def run_parasail(parasail, routine, q, t, matrix):
+    """Seconds of one call and its score (None when the routine saturated: no valid score)."""
     f = getattr(parasail, routine)
     start = time.perf_counter()
     r = f(q, t, 10, 1, matrix)
     seconds = time.perf_counter() - start
-    return seconds, r.score
+    return seconds, (None if getattr(r, "saturated", False) else r.score)
 
 
 def main():
@@ -124,9 +125,16 @@ def main():
                 for routine in CANDIDATES:
                     s, _ = run_parasail(parasail, routine, q[:m], t[:m], ps_matrix)
                     screen[routine] = m * m / s / 1e9
-                best = max(screen, key=screen.get)
+                # At full size a narrow routine may saturate (no valid score): the fastest of the
+                # screening order that does not is parasail's best.
+                best = None
+                for routine in sorted(screen, key=screen.get, reverse=True):
+                    if run_parasail(parasail, routine, q, t, ps_matrix)[1] is not None:
+                        best = routine
+                        break
                 print(f"{label}: parasail screening at {m}x{m} (GCUPS): " +
-                      ", ".join(f"{k} {v:.2f}" for k, v in sorted(screen.items(), key=lambda x: -x[1])),
+                      ", ".join(f"{k} {v:.2f}" for k, v in sorted(screen.items(), key=lambda x: -x[1])) +
+                      f"; best valid at {n}x{n}: {best}",
                       flush=True)
                 configs = [
                     ("tilepipe 1 CPU", lambda: run_tilepipe(args.tilepipe, qf, tf, tp_matrix, 1, 1, extra)),
@@ -166,7 +174,7 @@ def main():
                     print(f"error: {label}: scores differ between tools: {scores}", file=sys.stderr)
                     return 1
                 records.append({"workload": label, "parasail_screen_gcups": screen,
-                                "screen_length": m})
+                                "screen_length": m, "parasail_best": best})
         load_after = os.getloadavg()
     finally:
         if not args.no_lock:

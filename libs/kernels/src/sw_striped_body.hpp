@@ -42,10 +42,11 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   const std::int64_t seg = (rows + L - 1) / L;
   const auto nvec = static_cast<std::size_t>(seg);
   const auto alphabet = static_cast<std::size_t>(b.alphabet);
-  auto* prof = static_cast<V*>(sw_scratch((alphabet + 3) * nvec * sizeof(V)));
+  auto* prof = static_cast<V*>(sw_scratch((alphabet + 4) * nvec * sizeof(V)));
   V* hp = prof + alphabet * nvec;  // H of the previous column
   V* hc = hp + nvec;               // H of the current column
-  V* ev = hc + nvec;               // E of the current column
+  V* ev = hc + nvec;               // E of the current column, then of the next one
+  V* e_last = ev + nvec;           // E of the band's last column (the right face)
   const auto at = [seg](std::int64_t r) noexcept {  // element index of row r
     return static_cast<std::size_t>((r % seg) * L + r / seg);
   };
@@ -64,8 +65,10 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   auto* evt = reinterpret_cast<T*>(ev);
   for (std::int64_t l = 0, r = 0; l < L; ++l) {
     for (std::int64_t v = 0; v < seg; ++v, ++r) {
+      // E of column c0 from the left face: max(H - open, E - extend) in 32 bits.
       hpt[v * L + l] = r < rows ? narrow<O>(b.left_h[r]) : T{0};
-      evt[v * L + l] = r < rows ? narrow<O>(b.left_e[r]) : O::neg_inf;
+      evt[v * L + l] =
+          r < rows ? narrow<O>(std::max(b.left_h[r] - b.open, b.left_e[r] - b.extend)) : O::neg_inf;
     }
   }
 
@@ -91,15 +94,18 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     corner = up;
     const V* pr = prof + static_cast<std::size_t>(b.t[j]) * nvec;
     V vmax = vzero;
+    if (j == b.w - 1) std::copy_n(ev, nvec, e_last);
+    // One vector of cells. F is the only chain from vector to vector; it passes one max, one
+    // subtraction and one max (the other terms of H are taken first).
     const auto cell = [&](std::size_t s) __attribute__((always_inline)) {
-      const V h_left = hp[s];
-      const V e = O::max(O::subs(ev[s], vext), O::subs(h_left, vopen));
-      ev[s] = e;
-      const V h = O::max(O::max(O::adds(vdiag, pr[s]), vzero), O::max(e, vf));
+      const V e = ev[s];
+      const V h = O::max(O::max(O::max(O::adds(vdiag, pr[s]), vzero), e), vf);
       hc[s] = h;
       vmax = O::max(vmax, h);
-      vf = O::max(O::subs(vf, vext), O::subs(h, vopen));
-      vdiag = h_left;
+      const V h_open = O::subs(h, vopen);
+      ev[s] = O::max(O::subs(e, vext), h_open);
+      vf = O::max(O::subs(vf, vext), h_open);
+      vdiag = hp[s];
     };
     std::size_t s = 0;
     for (; s < static_cast<std::size_t>(sb); ++s) cell(s);
@@ -125,6 +131,7 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       const V h = O::max(h_old, carry);
       hc[s] = h;
       vmax = O::max(vmax, h);
+      ev[s] = O::max(ev[s], O::subs(h, vopen));  // the next column's E sees the raised H
       carry = O::subs(carry, vgap);
       if (!O::any_gt(carry, O::subs(h_old, vopen))) break;
     }
@@ -166,9 +173,10 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   }
 
   hpt = reinterpret_cast<T*>(hp);
+  const auto* elt = reinterpret_cast<const T*>(e_last);
   for (std::int64_t r = 0; r < rows; ++r) {
     b.right_h[r] = hpt[at(r)];
-    b.right_e[r] = widen<O>(evt[at(r)]);
+    b.right_e[r] = widen<O>(elt[at(r)]);
   }
   b.bottom_h[0] = b.left_h[rows - 1];
   return {best, best_row, best_col, false};

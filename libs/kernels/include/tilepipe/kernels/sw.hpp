@@ -80,7 +80,7 @@ class SwKernel {
   static constexpr std::int32_t minus_infinity = std::numeric_limits<std::int32_t>::min() / 4;
 
   /// Rows of a SIMD band (the striped column buffers stay in the L1/L2 caches).
-  static constexpr std::int64_t band_rows = 8192;
+  static constexpr std::int64_t band_rows = 4096;
 
   /// Checks non-empty sequences, gap costs in [0, ScoreMatrix::max_entry], that no score can
   /// overflow int32, min_bits in {8, 16, 32}, and that the CPU supports the requested ISA.
