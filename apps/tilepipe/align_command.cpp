@@ -69,8 +69,7 @@ struct Inputs {
 };
 
 Expected<kernels::SwKernel> make_kernel(const AlignOptions& o, const Inputs& in) {
-  return kernels::SwKernel::make(in.matrix, in.query, in.target, {o.gap_open, o.gap_extend},
-                                 in.sw);
+  return kernels::SwKernel::make(in.matrix, in.query, in.target, {o.gap_open, o.gap_extend}, in.sw);
 }
 
 Expected<Inputs> load_inputs(const AlignOptions& o) {
@@ -95,10 +94,10 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
   const auto* target = &in.target;
   // Default: one row of tiles per thread (each thread keeps its query rows), tiles narrow enough
   // along the target that the wavefront's start and end leave few threads idle.
-  const std::string default_tile =
-      fmt::format("{}x{}", (query->size() + static_cast<std::size_t>(o.cpus) - 1) /
-                               static_cast<std::size_t>(o.cpus),
-                  o.cpus == 1 ? 8192 : 2048);
+  const std::string default_tile = fmt::format(
+      "{}x{}",
+      (query->size() + static_cast<std::size_t>(o.cpus) - 1) / static_cast<std::size_t>(o.cpus),
+      o.cpus == 1 ? 8192 : 2048);
   auto tile = parse_extents(o.tile.empty() ? default_tile : o.tile, "--tile");
   if (!tile) return Unexpected{tile.error()};
   if (tile->size() != 2) {

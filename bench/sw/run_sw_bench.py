@@ -187,7 +187,18 @@ def main():
     }
     with open(os.path.join(out_dir, "sw_bench.json"), "w") as f:
         json.dump({"meta": meta, "records": records}, f, indent=1)
-    print(f"load before {load_before}, after {load_after}; wrote {out_dir}/sw_bench.json")
+    with open(os.path.join(out_dir, "sw_bench.md"), "w") as f:
+        f.write(f"{meta['date_utc']} UTC, {meta['cpu']}, load {load_before[0]:.2f} before, "
+                f"{load_after[0]:.2f} after; `{meta['command']}`\n\n")
+        f.write("| pair | configuration | median s | GCUPS (min-max) | x 1 CPU | score | simd |\n")
+        f.write("|---|---|---:|---|---:|---:|---|\n")
+        for r in records:
+            if "config" not in r:
+                continue
+            f.write(f"| {r['workload']} {r['length']}x{r['length']} | {r['config']} | "
+                    f"{r['median_s']:.3f} | {r['gcups']:.2f} ({r['gcups_min']:.2f}-{r['gcups_max']:.2f}) | "
+                    f"{r['speedup_vs_1cpu']:.2f} | {r['scores'][0]} | {r['simd']} |\n")
+    print(f"load before {load_before}, after {load_after}; wrote {out_dir}/sw_bench.json, sw_bench.md")
     return 0
 
 

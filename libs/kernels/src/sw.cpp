@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -77,6 +79,39 @@ void* sw_scratch(std::size_t bytes) {
   return buffer.get() + ((align - address % align) % align);
 }
 
+void* sw_profile(const SwProfileKey& key, std::size_t bytes, bool& fresh) {
+  // Least recently used of a few entries: enough for the bands of two rows of tiles.
+  struct Entry {
+    SwProfileKey key{};
+    std::unique_ptr<std::byte[]> buffer;
+    std::size_t capacity = 0;
+    std::uint64_t used = 0;
+  };
+  constexpr std::size_t align = 64;
+  thread_local std::array<Entry, 8> cache;
+  thread_local std::uint64_t clock = 0;
+  ++clock;
+  Entry* victim = &cache[0];
+  for (Entry& e : cache) {
+    if (e.capacity >= bytes && e.key == key) {
+      e.used = clock;
+      fresh = false;
+      const auto address = reinterpret_cast<std::uintptr_t>(e.buffer.get());
+      return e.buffer.get() + ((align - address % align) % align);
+    }
+    if (e.used < victim->used) victim = &e;
+  }
+  if (victim->capacity < bytes) {
+    victim->buffer = std::make_unique_for_overwrite<std::byte[]>(bytes + align);
+    victim->capacity = bytes;
+  }
+  victim->key = key;
+  victim->used = clock;
+  fresh = true;
+  const auto address = reinterpret_cast<std::uintptr_t>(victim->buffer.get());
+  return victim->buffer.get() + ((align - address % align) % align);
+}
+
 }  // namespace detail
 
 Expected<SwKernel> SwKernel::make(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
@@ -103,10 +138,13 @@ Expected<SwKernel> SwKernel::make(const ScoreMatrix& matrix, std::span<const std
   }
   const SwIsa isa = options.isa.value_or(best_sw_isa());
   if (!sw_isa_supported(isa)) {
-    return fail(Errc::invalid_argument,
-                fmt::format("sw: this build or CPU cannot run the {} tile function", to_string(isa)));
+    return fail(
+        Errc::invalid_argument,
+        fmt::format("sw: this build or CPU cannot run the {} tile function", to_string(isa)));
   }
   SwKernel k(matrix, query, target, gaps);
+  static std::atomic<std::uint64_t> next_id{1};
+  k.id_ = next_id.fetch_add(1, std::memory_order_relaxed);  // only uniqueness matters
   k.isa_ = isa;
   const auto& sc = matrix.scores();
   const bool fits8 = gaps.open <= 127 && gaps.extend <= 127 &&
@@ -264,10 +302,23 @@ SwResult SwKernel::compute_tile(const exec::Box<2>& box,
       scalar_rows(k, r, h, best);
       break;
     }
-    detail::SwBand band{k.hrow,      k.frow,         k.h_left + r, k.e_left + r, k.hrow,
-                        k.frow,      k.h_right + r,  k.e_right + r, k.q + r,     k.t,
-                        k.scores,    rows,           w,            static_cast<int>(k.alphabet),
-                        gaps_.open,  gaps_.extend};
+    detail::SwBand band{k.hrow,
+                        k.frow,
+                        k.h_left + r,
+                        k.e_left + r,
+                        k.hrow,
+                        k.frow,
+                        k.h_right + r,
+                        k.e_right + r,
+                        k.q + r,
+                        k.t,
+                        k.scores,
+                        rows,
+                        w,
+                        id_,
+                        static_cast<int>(k.alphabet),
+                        gaps_.open,
+                        gaps_.extend};
     const detail::SwBandBest b = run_band(isa_, min_bits_, band);
     if (b.score > 0) best = better(best, SwResult{b.score, k.i0 + r + b.row, k.j0 + b.col});
   }

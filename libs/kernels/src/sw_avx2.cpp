@@ -1,4 +1,5 @@
-// sw striped bands in AVX2 lanes: 32 x int8 and 16 x int16 (saturating, overflow reported), 8 x int32.
+// sw striped bands in AVX2 lanes: 32 x int8 and 16 x int16 (saturating, overflow reported), 8 x
+// int32.
 #include <tilepipe/kernels/sw.hpp>
 
 #include <algorithm>
@@ -99,9 +100,15 @@ struct Avx2I32 {
 
 }  // namespace
 
-SwBandBest sw_band_avx2_8(const SwBand& b) noexcept { return striped_band<Avx2I8>(b); }
-SwBandBest sw_band_avx2_16(const SwBand& b) noexcept { return striped_band<Avx2I16>(b); }
-SwBandBest sw_band_avx2_32(const SwBand& b) noexcept { return striped_band<Avx2I32>(b); }
+SwBandBest sw_band_avx2_8(const SwBand& b) noexcept {
+  return striped_band<Avx2I8>(b);
+}
+SwBandBest sw_band_avx2_16(const SwBand& b) noexcept {
+  return striped_band<Avx2I16>(b);
+}
+SwBandBest sw_band_avx2_32(const SwBand& b) noexcept {
+  return striped_band<Avx2I32>(b);
+}
 
 }  // namespace tp::kernels::detail
 

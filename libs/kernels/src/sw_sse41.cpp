@@ -1,4 +1,5 @@
-// sw striped bands in SSE4.1 lanes: 16 x int8 and 8 x int16 (saturating, overflow reported), 4 x int32.
+// sw striped bands in SSE4.1 lanes: 16 x int8 and 8 x int16 (saturating, overflow reported), 4 x
+// int32.
 #include <tilepipe/kernels/sw.hpp>
 
 #include <algorithm>
@@ -83,9 +84,15 @@ struct Sse41I32 {
 
 }  // namespace
 
-SwBandBest sw_band_sse41_8(const SwBand& b) noexcept { return striped_band<Sse41I8>(b); }
-SwBandBest sw_band_sse41_16(const SwBand& b) noexcept { return striped_band<Sse41I16>(b); }
-SwBandBest sw_band_sse41_32(const SwBand& b) noexcept { return striped_band<Sse41I32>(b); }
+SwBandBest sw_band_sse41_8(const SwBand& b) noexcept {
+  return striped_band<Sse41I8>(b);
+}
+SwBandBest sw_band_sse41_16(const SwBand& b) noexcept {
+  return striped_band<Sse41I16>(b);
+}
+SwBandBest sw_band_sse41_32(const SwBand& b) noexcept {
+  return striped_band<Sse41I32>(b);
+}
 
 }  // namespace tp::kernels::detail
 

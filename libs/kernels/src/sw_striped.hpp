@@ -23,6 +23,7 @@ struct SwBand {
   const std::int32_t* scores;  ///< the matrix, row-major, alphabet x alphabet
   std::int64_t rows;
   std::int64_t w;
+  std::uint64_t kernel_id;  ///< unique per SwKernel::make: keys the per-thread profile cache
   int alphabet;
   std::int32_t open;
   std::int32_t extend;
@@ -44,6 +45,18 @@ constexpr std::int32_t band16_input_limit = 32766;
 
 /// 64-byte aligned per-thread scratch of at least `bytes` (valid until the thread's next call).
 void* sw_scratch(std::size_t bytes);
+
+/// A per-thread cache of band query profiles: the tiles of one row of tiles share their bands'
+/// rows, so a thread builds each band's profile once, not once per tile. `find` returns the
+/// profile stored under the key, or a 64-byte aligned buffer of `bytes` to fill (and `fresh`).
+struct SwProfileKey {
+  std::uint64_t kernel_id;
+  const std::uint8_t* q;
+  std::int64_t rows;
+  int lane_bytes;
+  friend bool operator==(const SwProfileKey&, const SwProfileKey&) = default;
+};
+void* sw_profile(const SwProfileKey& key, std::size_t bytes, bool& fresh);
 
 // Farrar's striped layout (query rows across lanes) with a lazy-F pass, per ISA and lane width.
 // Defined only where the compiler can target the ISA (GCC on x86-64); call only when the CPU

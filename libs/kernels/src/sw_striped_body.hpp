@@ -42,18 +42,20 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   const std::int64_t seg = (rows + L - 1) / L;
   const auto nvec = static_cast<std::size_t>(seg);
   const auto alphabet = static_cast<std::size_t>(b.alphabet);
-  auto* prof = static_cast<V*>(sw_scratch((alphabet + 4) * nvec * sizeof(V)));
-  V* hp = prof + alphabet * nvec;  // H of the previous column
-  V* hc = hp + nvec;               // H of the current column
-  V* ev = hc + nvec;               // E of the current column, then of the next one
-  V* e_last = ev + nvec;           // E of the band's last column (the right face)
+  bool fresh = false;
+  auto* prof = static_cast<V*>(sw_profile({b.kernel_id, b.q, rows, static_cast<int>(sizeof(T))},
+                                          alphabet * nvec * sizeof(V), fresh));
+  V* hp = static_cast<V*>(sw_scratch(4 * nvec * sizeof(V)));  // H of the previous column
+  V* hc = hp + nvec;                                          // H of the current column
+  V* ev = hc + nvec;                                // E of the current column, then of the next one
+  V* e_last = ev + nvec;                            // E of the band's last column (the right face)
   const auto at = [seg](std::int64_t r) noexcept {  // element index of row r
     return static_cast<std::size_t>((r % seg) * L + r / seg);
   };
 
   // The query profile of the band: prof[a] holds the striped scores of residue a.
   auto* pt = reinterpret_cast<T*>(prof);
-  for (std::size_t a = 0; a < alphabet; ++a) {
+  for (std::size_t a = 0; fresh && a < alphabet; ++a) {
     T* p = pt + a * nvec * L;
     for (std::int64_t l = 0, r = 0; l < L; ++l) {
       for (std::int64_t v = 0; v < seg; ++v, ++r) {
@@ -76,8 +78,8 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   const V vgap = O::set1(std::min(b.open, b.extend)), vneg = O::set1(O::neg_inf);
   // What a carry loses crossing a whole lane (seg rows), saturated to the lane type.
   const std::int64_t lane_gap = seg * std::min(b.open, b.extend);
-  const V vlane = O::set1(static_cast<std::int32_t>(
-      std::min<std::int64_t>(lane_gap, std::numeric_limits<T>::max())));
+  const V vlane = O::set1(
+      static_cast<std::int32_t>(std::min<std::int64_t>(lane_gap, std::numeric_limits<T>::max())));
   const std::int64_t sb = (rows - 1) % seg;  // the band's last row: segment sb, lane lb
   const auto lb = static_cast<std::size_t>((rows - 1) / seg);
   std::int32_t best = 0;

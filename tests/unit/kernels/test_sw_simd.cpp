@@ -104,7 +104,8 @@ TEST(SwSimd, random_pairs_match_the_scalar_dp_on_every_path) {
     const std::size_t len_t = 1 + rng() % 300;
     const std::string q = random_seq(rng, letters, n);
     std::string t = random_seq(rng, letters, len_t);
-    if (round % 3 == 0) t = t.substr(0, len_t / 2) + mutate(rng, q, letters, 8) + t.substr(len_t / 2);
+    if (round % 3 == 0)
+      t = t.substr(0, len_t / 2) + mutate(rng, q, letters, 8) + t.substr(len_t / 2);
     const GapCosts g = gaps[static_cast<std::size_t>(round) % std::size(gaps)];
     const auto qe = enc(m, q), te = enc(m, t);
     const SwResult ref = sw_sequential(m, qe, te, g);
@@ -133,7 +134,8 @@ TEST(SwSimd, ties_take_the_first_cell_in_row_major_order) {
     const auto qe = enc(d, q), te = enc(d, t);
     for (const Path& p : paths()) {
       for (const exec::Point<2> tile : {exec::Point<2>{113, 109}, exec::Point<2>{17, 16}}) {
-        ASSERT_EQ(run(d, qe, te, g, p, tile, 2), ref) << name(p) << " " << g.open << "/" << g.extend;
+        ASSERT_EQ(run(d, qe, te, g, p, tile, 2), ref)
+            << name(p) << " " << g.open << "/" << g.extend;
         ASSERT_EQ(run(d, te, qe, g, p, tile, 1), naive_sw(d, t, q, g)) << name(p);
       }
     }
@@ -167,15 +169,16 @@ TEST(SwSimd, tiles_taller_than_a_band_carry_faces_between_bands) {
   const std::string core = random_seq(rng, protein, 240);
   const auto pre = static_cast<std::size_t>(SwKernel::band_rows) - 100;
   const std::string q = random_seq(rng, protein, pre) + core + random_seq(rng, protein, 90);
-  const std::string t = random_seq(rng, protein, 60) + mutate(rng, core, protein, 30) +
-                        random_seq(rng, protein, 40);
+  const std::string t =
+      random_seq(rng, protein, 60) + mutate(rng, core, protein, 30) + random_seq(rng, protein, 40);
   const auto qe = enc(b, q), te = enc(b, t);
   for (const GapCosts g : {GapCosts{10, 1}, GapCosts{4, 6}}) {
     const SwResult ref = sw_sequential(b, qe, te, g);
     ASSERT_GT(ref.end_query, SwKernel::band_rows);
     for (const Path& p : paths()) {
       for (const exec::Point<2> tile : {exec::Point<2>{9000, 400}, exec::Point<2>{8500, 77}}) {
-        ASSERT_EQ(run(b, qe, te, g, p, tile, 2), ref) << name(p) << " " << tile[0] << "x" << tile[1];
+        ASSERT_EQ(run(b, qe, te, g, p, tile, 2), ref)
+            << name(p) << " " << tile[0] << "x" << tile[1];
       }
     }
   }

@@ -122,8 +122,9 @@ class SwKernel {
   std::span<const std::uint8_t> query_;
   std::span<const std::uint8_t> target_;
   GapCosts gaps_;
+  std::uint64_t id_ = 0;       // unique per make (copies share it): keys cached band profiles
   SwIsa isa_ = SwIsa::scalar;  // chosen once, in make
-  int min_bits_ = 8;  // 16 when the matrix or the gap costs do not fit 8 bits
+  int min_bits_ = 8;           // 16 when the matrix or the gap costs do not fit 8 bits
 };
 
 /// The plain sequential Gotoh DP, row by row, O(m) memory: the reference for the tiled kernel.
