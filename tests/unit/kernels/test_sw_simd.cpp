@@ -143,22 +143,20 @@ TEST(SwSimd, ties_take_the_first_cell_in_row_major_order) {
 }
 
 TEST(SwSimd, scores_beyond_16_bits_retry_in_32_bit_lanes) {
-  // W/W scores 11 and C/C 9: 3300 residues of W and C score above 32767 when aligned.
+  // W/W scores 11 and C/C 9: 3150 residues of mostly W score above 32767 when aligned.
   std::mt19937_64 rng(16);
   const auto& b = ScoreMatrix::blosum62();
-  const std::string q = random_seq(rng, "WWWWC", 3300);
-  const std::string t = random_seq(rng, protein, 50) + mutate(rng, q, "WC", 200);
+  const std::string q = random_seq(rng, "WWWWWWWWWC", 3150);
+  const std::string t = random_seq(rng, protein, 50) + mutate(rng, q, "WC", 400);
   const auto qe = enc(b, q), te = enc(b, t);
   const GapCosts g{10, 1};
   const SwResult ref = sw_sequential(b, qe, te, g);
   ASSERT_GT(ref.score, 32767);
   for (const Path& p : paths()) {
-    // One tile (a band overflows inside), and tiles whose later neighbours receive faces beyond
-    // 16 bits.
-    for (const exec::Point<2> tile :
-         {exec::Point<2>{4000, 4000}, exec::Point<2>{700, 900}, exec::Point<2>{2100, 333}}) {
-      ASSERT_EQ(run(b, qe, te, g, p, tile, 2), ref) << name(p) << " " << tile[0] << "x" << tile[1];
-    }
+    if (p.isa == SwIsa::scalar || p.min_bits == 32) continue;  // nothing to overflow
+    // Tiles where the scores pass 32767 overflow inside a band; the tiles after them receive
+    // faces beyond 16 bits.
+    ASSERT_EQ(run(b, qe, te, g, p, {700, 900}, 2), ref) << name(p);
   }
 }
 
@@ -176,10 +174,9 @@ TEST(SwSimd, tiles_taller_than_a_band_carry_faces_between_bands) {
     const SwResult ref = sw_sequential(b, qe, te, g);
     ASSERT_GT(ref.end_query, SwKernel::band_rows);
     for (const Path& p : paths()) {
-      for (const exec::Point<2> tile : {exec::Point<2>{9000, 400}, exec::Point<2>{8500, 77}}) {
-        ASSERT_EQ(run(b, qe, te, g, p, tile, 2), ref)
-            << name(p) << " " << tile[0] << "x" << tile[1];
-      }
+      const exec::Point<2> tile =
+          g.open == 10 ? exec::Point<2>{9000, 400} : exec::Point<2>{8500, 77};
+      ASSERT_EQ(run(b, qe, te, g, p, tile, 2), ref) << name(p) << " " << tile[0] << "x" << tile[1];
     }
   }
 }
