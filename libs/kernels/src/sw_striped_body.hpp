@@ -82,6 +82,7 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       static_cast<std::int32_t>(std::min<std::int64_t>(lane_gap, std::numeric_limits<T>::max())));
   const std::int64_t sb = (rows - 1) % seg;  // the band's last row: segment sb, lane lb
   const auto lb = static_cast<std::size_t>((rows - 1) / seg);
+  const std::size_t bottom = at(rows - 1);
   std::int32_t best = 0;
   std::int64_t best_row = 0, best_col = 0;
   std::int32_t corner = b.top_h[0];
@@ -168,7 +169,7 @@ SwBandBest striped_band(const SwBand& b) noexcept {
         }
       }
     }
-    b.bottom_h[j + 1] = hct[at(rows - 1)];
+    b.bottom_h[j + 1] = hct[bottom];
     O::store(lane_values, f_bottom);
     b.bottom_f[j] = widen<O>(lane_values[lb]);
     std::swap(hp, hc);
