@@ -16,6 +16,10 @@ std::string_view to_string(SendMode mode) {
   return "?";
 }
 
+std::string_view to_string(Topology topology) {
+  return topology == Topology::torus ? "torus" : "full-bisection";
+}
+
 Seconds LinkCost::time_for(std::int64_t bytes) const {
   TP_EXPECTS(bytes >= 0 && bandwidth_bytes_per_s > 0);
   if (bytes == 0) return Seconds{0};

@@ -153,6 +153,83 @@ Json compute_json(const ComputeCost& c) {
   return j;
 }
 
+Expected<Network> read_network(const Json& j, std::string_view origin) {
+  Reader r(j, "network.", origin);
+  TP_TRY(r.only({"topology", "torus", "link_bandwidth_bytes_per_s", "hop_latency_us", "nodes"}));
+  Network n;
+  if (r.has("topology")) {
+    auto t = r.string("topology");
+    if (!t) return Unexpected{t.error()};
+    if (*t == "torus") {
+      n.topology = Topology::torus;
+    } else if (*t != "full-bisection") {
+      return r.error("'network.topology' is '" + *t + "' (choose full-bisection|torus)");
+    }
+  }
+  const bool torus = n.topology == Topology::torus;
+  if (torus) {
+    auto dims = r.field("torus");
+    if (!dims) return r.error("missing field 'network.torus' (the torus extents, e.g. [8, 8, 8])");
+    if (!(*dims)->is_array() || (*dims)->empty() || (*dims)->size() > 3) {
+      return r.error("'network.torus' must be an array of 1 to 3 whole numbers");
+    }
+    for (const auto& e : **dims) {
+      if (!e.is_number_integer() || e.get<std::int64_t>() < 1) {
+        return r.error("'network.torus' has " + e.dump() + ": every extent must be a whole number "
+                       ">= 1");
+      }
+      n.torus.push_back(e.get<std::int64_t>());
+    }
+    auto bw = r.number("link_bandwidth_bytes_per_s", true);
+    if (!bw) return Unexpected{bw.error()};
+    n.link_bandwidth_bytes_per_s = *bw;
+  } else {
+    for (const char* key : {"torus", "link_bandwidth_bytes_per_s"}) {
+      if (r.has(key)) {
+        return r.error("'network." + std::string(key) + "' needs \"topology\": \"torus\"");
+      }
+    }
+  }
+  if (r.has("hop_latency_us")) {
+    auto h = r.number("hop_latency_us", false);
+    if (!h) return Unexpected{h.error()};
+    n.hop_latency = Seconds{*h * 1e-6};
+  }
+  if (r.has("nodes")) {
+    const Json& a = j.at("nodes");
+    if (!a.is_array()) return r.error("'network.nodes' must be an array");
+    std::set<std::int64_t> seen;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const std::string at = "network.nodes[" + std::to_string(i) + "]";
+      if (!a[i].is_object()) return r.error("'" + at + "' must be an object");
+      Reader rn(a[i], at + ".", origin);
+      TP_TRY(rn.only({"node", "compute_scale", "bandwidth_bytes_per_s"}));
+      NodeOverride o;
+      auto node = rn.field("node");
+      if (!node) return Unexpected{node.error()};
+      if (!(*node)->is_number_integer() || (*node)->get<std::int64_t>() < 0) {
+        return r.error("'" + at + ".node' must be a whole number >= 0 (a rank)");
+      }
+      o.node = (*node)->get<std::int64_t>();
+      if (!seen.insert(o.node).second) {
+        return r.error("'" + at + ".node' repeats node " + std::to_string(o.node));
+      }
+      if (rn.has("compute_scale")) {
+        auto c = rn.number("compute_scale", true);
+        if (!c) return Unexpected{c.error()};
+        o.compute_scale = *c;
+      }
+      if (rn.has("bandwidth_bytes_per_s")) {
+        auto b = rn.number("bandwidth_bytes_per_s", true);
+        if (!b) return Unexpected{b.error()};
+        o.bandwidth_bytes_per_s = *b;
+      }
+      n.nodes.push_back(o);
+    }
+  }
+  return n;
+}
+
 std::string first_line(std::string s) {
   if (auto p = s.find('\n'); p != std::string::npos) s.resize(p);
   // nlohmann prefixes "[json.exception.parse_error.101] "; the rest names line and column.
@@ -193,7 +270,7 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   Reader r(j, "", origin);
   if (!j.is_object()) return r.error("the top level must be a JSON object");
   TP_TRY(r.only({"format", "version", "machine", "host_bound", "hostname", "cpu_model", "transport",
-                 "emulated_link", "source", "notes", "compute", "comm", "node"}));
+                 "emulated_link", "source", "notes", "compute", "comm", "node", "network"}));
   auto format = r.string("format");
   if (!format) return Unexpected{format.error()};
   if (*format != machine_file_format) {
@@ -291,6 +368,14 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   auto t_sync_in = rn.number("t_sync_in_us", false);
   if (!t_sync_in) return Unexpected{t_sync_in.error()};
   m.t_sync_in = Seconds{*t_sync_in * 1e-6};
+
+  if (r.has("network")) {
+    auto net = r.object("network");
+    if (!net) return Unexpected{net.error()};
+    auto n = read_network(**net, origin);
+    if (!n) return Unexpected{n.error()};
+    m.network = std::move(*n);
+  }
   return m;
 }
 
@@ -377,6 +462,26 @@ std::string machine_to_json(const Machine& m) {
   comm["send_mode"] = std::string(to_string(m.send_mode));
   j["comm"] = comm;
   j["node"] = {{"t_sync_in_us", m.t_sync_in.count() * 1e6}};
+  const Network& n = m.network;
+  if (!n.is_default() || n.topology == Topology::torus) {
+    nlohmann::ordered_json net;
+    net["topology"] = std::string(to_string(n.topology));
+    if (n.topology == Topology::torus) {
+      net["torus"] = n.torus;
+      net["link_bandwidth_bytes_per_s"] = n.link_bandwidth_bytes_per_s;
+    }
+    net["hop_latency_us"] = n.hop_latency.count() * 1e6;
+    if (!n.nodes.empty()) {
+      Json a = Json::array();
+      for (const auto& o : n.nodes) {
+        Json x{{"node", o.node}, {"compute_scale", o.compute_scale}};
+        if (o.bandwidth_bytes_per_s > 0) x["bandwidth_bytes_per_s"] = o.bandwidth_bytes_per_s;
+        a.push_back(x);
+      }
+      net["nodes"] = a;
+    }
+    j["network"] = net;
+  }
   return j.dump(2) + "\n";
 }
 

@@ -54,6 +54,37 @@ struct ComputeCost {
   [[nodiscard]] Seconds tile_time(std::int64_t tile_points) const;
 };
 
+/// How the nodes are connected (machine file "network", optional; used by the simulator only,
+/// docs/model.md "Simulation"). The closed formulas ignore it.
+enum class Topology {
+  full_bisection,  ///< every node has its own link (comm bandwidth in and out); no shared paths
+  torus,           ///< a 1-D to 3-D torus of links with their own bandwidth, dimension-order routes
+};
+
+/// "full-bisection" or "torus".
+std::string_view to_string(Topology topology);
+
+/// One node that differs from the others (a slow node, a slower link).
+struct NodeOverride {
+  std::int64_t node = 0;                  ///< rank, 0-based
+  double compute_scale = 1;               ///< its tiles take this many times as long (> 0)
+  double bandwidth_bytes_per_s = 0;       ///< its own link's bandwidth; 0: comm bandwidth
+};
+
+/// The network of a machine file. Default: full bisection, nothing overridden.
+struct Network {
+  Topology topology = Topology::full_bisection;
+  std::vector<std::int64_t> torus;        ///< torus extents (1-3 of them, each >= 1), torus only
+  double link_bandwidth_bytes_per_s = 0;  ///< every torus link's bandwidth, torus only (> 0)
+  Seconds hop_latency{0};                 ///< added per torus link crossed, >= 0
+  std::vector<NodeOverride> nodes;        ///< distinct nodes, in file order
+
+  /// True when the file had no "network" (the default network, not written back).
+  [[nodiscard]] bool is_default() const {
+    return topology == Topology::full_bisection && nodes.empty() && hop_latency.count() == 0;
+  }
+};
+
 /// Everything the model knows about a machine and transport (a machine file, docs/model.md).
 struct Machine {
   std::string name;        ///< "machine": a label, e.g. "seed000-sci-cluster"
@@ -73,6 +104,7 @@ struct Machine {
   Seconds t_sync_in{0};  ///< one synchronization of the CPUs of a node (seed 002 (6))
   LinkCost link;         ///< transfer time of a message: latency + bytes / bandwidth
   SendMode send_mode = SendMode::serial;
+  Network network;  ///< how the nodes are connected (the simulator's; optional in the file)
 
   /// The compute cost of a kernel: its own entry, else the default.
   [[nodiscard]] const ComputeCost& compute_for(std::string_view kernel) const;

@@ -1,0 +1,74 @@
+// A discrete-event simulation of the schedule the rank pipeline runs (libs/exec): per rank and
+// step its tiles, the face messages to each neighbour rank with their sizes, send starts, links
+// with latency, bandwidth and contention (full bisection or a torus), thread synchronization, the
+// blocking and overlapping schedules, hyperplane and vertical grouping and the communication
+// thread. Driven by a machine file (docs/model.md, "Simulation"; docs/adr/0002-simulator-layer.md).
+#pragma once
+
+#include <tilepipe/model/cost_model.hpp>
+#include <tilepipe/model/machine.hpp>
+#include <tilepipe/plan/plan.hpp>
+#include <tilepipe/support/expected.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace tp::sim {
+
+using model::Seconds;
+
+/// Most rank steps (sum over ranks of the steps each runs) one simulation may take: past this the
+/// simulation is refused as too large (it would take minutes and gigabytes).
+inline constexpr std::int64_t max_rank_steps = 200'000'000;
+
+/// How to simulate.
+struct SimOptions {
+  model::ModelOptions model;  ///< kernel (compute cost), comm_thread, subtiles: as for predict
+  /// Called with the fraction of rank steps simulated (0..1), at most every ~2^16 events and once
+  /// with 1 at the end; never from another thread. Empty: no progress reports.
+  std::function<void(double)> progress;
+};
+
+/// Where the time of the longest chain of dependences went: its parts add up to the simulated
+/// time (each step on the chain contributes what bound it: its own CPU or an arriving face).
+struct CriticalPath {
+  Seconds compute{0};   ///< tiles (and subtile steps) on the chain
+  Seconds overhead{0};  ///< send starts, synchronization (t_sync, t_sync_in) on the chain
+  Seconds network{0};   ///< faces in flight on the chain, from ready to arrival (queueing included)
+  std::int64_t messages = 0;  ///< face messages (batches) on the chain: rank-to-rank hand-overs
+  std::int64_t end_rank = 0;  ///< the rank that finishes last
+};
+
+/// One rank's figures.
+struct RankResult {
+  std::int64_t rank = 0;
+  std::int64_t steps = 0;       ///< time steps in which the rank has tiles
+  Seconds compute{0};           ///< its busiest thread's tile time (sum over steps)
+  Seconds overhead{0};          ///< its busiest thread's send starts and synchronization
+  Seconds busy{0};              ///< compute + overhead
+  Seconds idle{0};              ///< simulated time - busy: waiting for faces, fill and drain
+  Seconds first_start{0};       ///< when its first tile could start
+  Seconds finish{0};            ///< its last CPU work done and every send arrived
+  std::int64_t messages_sent = 0;
+  std::int64_t bytes_sent = 0;
+};
+
+/// The simulation's outcome.
+struct SimResult {
+  Seconds simulated{0};  ///< completion time of the whole plan
+  std::vector<RankResult> ranks;
+  CriticalPath critical_path;
+  std::int64_t subtiles = 0;    ///< N of vertical grouping (1 otherwise)
+  std::int64_t rank_steps = 0;  ///< sum over ranks of their steps
+  std::int64_t events = 0;      ///< events processed
+};
+
+/// Simulates `plan` on `machine`. Errors (bad input): a general tiling matrix, options the model
+/// refuses (comm_thread outside overlap + hyperplane, subtiles), a torus with fewer nodes than the
+/// plan, a per-node override naming a node the plan does not have, more than max_rank_steps.
+/// Complexity: O(rank steps x (1 + messages' hops) x log(events in flight)); memory O(ranks).
+Expected<SimResult> simulate(const plan::Plan& plan, const model::Machine& machine,
+                             const SimOptions& options);
+
+}  // namespace tp::sim
