@@ -1,0 +1,257 @@
+// The simulator against answers known exactly: one rank, a two-rank pipeline derived by hand,
+// the closed formulas' step time in the steady state, a slow node, contention on a torus.
+#include <tilepipe/model/cost_model.hpp>
+#include <tilepipe/sim/simulate.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace {
+
+using tp::model::Machine;
+using tp::model::Seconds;
+using tp::model::SendMode;
+using tp::plan::DependenceMatrix;
+using tp::plan::GroupingKind;
+using tp::plan::Plan;
+using tp::plan::PlanRequest;
+using tp::plan::ScheduleKind;
+using tp::sim::SimOptions;
+using tp::sim::simulate;
+
+constexpr double us = 1e-6;
+
+/// Round numbers: 1 ns per point, 8-byte elements, t_start 10 us, t_sync 20 us, 100 MB/s.
+Machine simple(SendMode mode = SendMode::serial, double latency_us = 0) {
+  Machine m;
+  m.name = "simple";
+  m.host_bound = false;
+  m.transport = "test";
+  m.compute.t_comp1 = Seconds{1e-9};
+  m.compute.element_bytes = 8;
+  m.t_start = Seconds{10 * us};
+  m.t_sync = Seconds{20 * us};
+  m.t_sync_in = Seconds{3 * us};
+  m.link.latency = Seconds{latency_us * us};
+  m.link.bandwidth_bytes_per_s = 100e6;
+  m.send_mode = mode;
+  return m;
+}
+
+Plan make_plan(tp::plan::Index size, std::int64_t height, std::int64_t nodes, std::int64_t cpus,
+               ScheduleKind s = ScheduleKind::overlap,
+               GroupingKind g = GroupingKind::hyperplane) {
+  PlanRequest r;
+  r.size = size;
+  r.deps = DependenceMatrix::unit(static_cast<int>(size.size()));
+  r.tile_height = height;
+  r.nodes = nodes;
+  r.cpus = cpus;
+  r.map_dim = static_cast<int>(size.size());
+  r.schedule = s;
+  r.grouping = g;
+  auto p = Plan::make(r);
+  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().message);
+  return *p;
+}
+
+double sim_s(const Plan& plan, const Machine& m, SimOptions o = {}) {
+  auto r = simulate(plan, m, o);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+  return r ? r->simulated.count() : -1;
+}
+
+double predicted_s(const Plan& plan, const Machine& m, tp::model::ModelOptions o = {}) {
+  auto p = tp::model::predict(plan, m, o);
+  EXPECT_TRUE(p.has_value());
+  return p->total.count();
+}
+
+void expect_close(double got, double want) { EXPECT_NEAR(got, want, 1e-12 + 1e-12 * want); }
+
+TEST(Simulate, one_rank_is_steps_times_tile_time) {
+  const Machine m = simple();
+  // 1 CPU: Z tiles of 64 x 1000 points.
+  const Plan one = make_plan({64, 20000}, 1000, 1, 1);
+  expect_close(sim_s(one, m), 20 * 64000e-9);
+  expect_close(sim_s(one, m), predicted_s(one, m));
+  // 4 CPUs, hyperplane: the CPUs' rows skewed by one step, every step one full tile long.
+  const Plan four = make_plan({64, 20000}, 1000, 1, 4);
+  expect_close(sim_s(four, m), static_cast<double>(four.steps()) * 16000e-9);
+  expect_close(sim_s(four, m), predicted_s(four, m));
+  // 2 CPUs, vertical: every step is seed 002's beta (N + 1 subtile steps, N barriers).
+  const Plan vert = make_plan({64, 20000}, 1000, 1, 2, ScheduleKind::overlap,
+                              GroupingKind::vertical);
+  expect_close(sim_s(vert, m), predicted_s(vert, m));
+  // The communication thread on one rank computes as much as the others: the same time.
+  tp::model::ModelOptions ct;
+  ct.comm_thread = true;
+  SimOptions so;
+  so.model = ct;
+  expect_close(sim_s(four, m, so), predicted_s(four, m, ct));
+}
+
+TEST(Simulate, two_rank_pipeline_is_the_hand_derived_time) {
+  // 2 ranks in a row, 1 CPU each, Z tiles of 32 x 500 points; faces of 500 points x 8 bytes.
+  const std::int64_t z = 30;
+  const double c = 32 * 500e-9;
+  const double t_start = 10 * us, t_sync = 20 * us;
+  const double wire = 500 * 8 / 100e6;
+  for (double latency : {0.0, 7.0}) {
+    const Machine m = simple(SendMode::serial, latency);
+    const double l = latency * us;
+    const Plan overlap = make_plan({64, z * 500}, 500, 2, 1);
+    // Rank 0: step j > 0 starts its previous face (t_start + t_sync), then computes; the face of
+    // tile j leaves t_start into step j + 1. Rank 1 computes each tile as soon as it arrives.
+    const double s = t_start + t_sync;
+    expect_close(sim_s(overlap, m),
+                 2 * c + static_cast<double>(z - 1) * (s + c) + t_start + wire + l);
+    // Blocking: rank 0's step = c + t_start + transfer + t_sync (the closed formula's step); it
+    // ends after its last step, rank 1 a tile after the last face arrived.
+    const Plan blocking = make_plan({64, z * 500}, 500, 2, 1, ScheduleKind::blocking);
+    const double step = c + t_start + wire + l + t_sync;
+    expect_close(sim_s(blocking, m),
+                 std::max(static_cast<double>(z) * step,
+                          static_cast<double>(z - 1) * step + 2 * c + t_start + wire + l));
+  }
+}
+
+/// The simulated time grows by the closed formula's step time per extra tile along the mapping
+/// dimension (the steady state of every interior node; the fill and drain stay the same).
+double period(tp::plan::Index size, std::int64_t height, std::int64_t nodes, std::int64_t cpus,
+              ScheduleKind s, GroupingKind g, const Machine& m) {
+  const std::int64_t extra = 40;
+  const Plan a = make_plan(size, height, nodes, cpus, s, g);
+  size.back() += extra * height;
+  const Plan b = make_plan(size, height, nodes, cpus, s, g);
+  return (sim_s(b, m) - sim_s(a, m)) / static_cast<double>(extra);
+}
+
+TEST(Simulate, steady_state_step_is_the_closed_formula_of_seed_000_and_002) {
+  // Seed 000: 3x3 single-CPU nodes, SCI DMA queue; seed 002: 4x2 dual-CPU nodes.
+  Machine sci = simple(SendMode::queued);
+  sci.compute.t_comp1 = Seconds{39.6e-9};
+  sci.compute.element_bytes = 4;
+  sci.t_start = Seconds{49.2 * us};
+  sci.t_sync = Seconds{75.2 * us};
+  sci.t_sync_in = Seconds{11 * us};
+  sci.link.bandwidth_bytes_per_s = 84.12e6;
+  for (auto s : {ScheduleKind::overlap, ScheduleKind::blocking}) {
+    const Plan p = make_plan({12, 12, 1024 * 64}, 1024, 9, 1, s, GroupingKind::hyperplane);
+    auto pred = tp::model::predict(p, sci, {});
+    ASSERT_TRUE(pred);
+    EXPECT_NEAR(period({12, 12, 1024 * 64}, 1024, 9, 1, s, GroupingKind::hyperplane, sci),
+                pred->step.step.count(), 1e-9)
+        << tp::plan::to_string(s);
+    for (auto g : {GroupingKind::hyperplane, GroupingKind::vertical}) {
+      const Plan q = make_plan({16, 16, 1024 * 64}, 1024, 8, 2, s, g);
+      auto pq = tp::model::predict(q, sci, {});
+      ASSERT_TRUE(pq);
+      EXPECT_NEAR(period({16, 16, 1024 * 64}, 1024, 8, 2, s, g, sci), pq->step.step.count(), 1e-9)
+          << tp::plan::to_string(s) << " + " << tp::plan::to_string(g);
+    }
+  }
+}
+
+TEST(Simulate, a_slow_node_delays_the_pipeline_by_the_expected_amount) {
+  const std::int64_t z = 30;
+  const double c = 32 * 500e-9;
+  const double t_start = 10 * us, t_sync = 20 * us;
+  const double wire = 500 * 8 / 100e6;
+  const Plan p = make_plan({64, z * 500}, 500, 2, 1);
+  Machine m = simple();
+  const double normal = sim_s(p, m);
+  // The last rank 3 times slower: it becomes the bottleneck from its first tile on.
+  m.network.nodes.push_back({1, 3.0, 0});
+  const double first_arrival = c + t_start + wire;
+  expect_close(sim_s(p, m), first_arrival + static_cast<double>(z) * 3 * c);
+  EXPECT_GT(sim_s(p, m), normal);
+  // The first rank 3 times slower: its step is t_start + t_sync + 3c.
+  m.network.nodes = {{0, 3.0, 0}};
+  expect_close(sim_s(p, m), 3 * c + static_cast<double>(z - 1) * (t_start + t_sync + 3 * c) +
+                                t_start + wire + c);
+  // A node override naming a rank the plan does not have is bad input.
+  m.network.nodes = {{2, 3.0, 0}};
+  auto r = simulate(p, m, {});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "the machine file's network.nodes names node 2 but the plan has 2 nodes (0..1)");
+}
+
+TEST(Simulate, messages_sharing_a_torus_link_queue_behind_each_other) {
+  // A 2x2 mesh, one tile per CPU row: rank 0 sends to ranks 1 and 2, both send to rank 3.
+  // On a ring of 4 nodes, 0 -> 2 and 0 -> 1 share the link 0 -> 1 (0 -> 2 goes first: its
+  // dimension comes first); 1 -> 3 runs 1 -> 2 -> 3 and 2 -> 3 shares nothing at that time.
+  Machine m = simple(SendMode::parallel);
+  m.t_start = Seconds{0};
+  m.t_sync = Seconds{0};
+  const double link = 50e6;
+  const Plan p = make_plan({64, 64, 100}, 100, 4, 1);
+  const double c = 32 * 32 * 100e-9;
+  const double wire = 32 * 100 * 8 / link;  // one face over one torus link
+  m.link.bandwidth_bytes_per_s = link;
+  auto full = simulate(p, m, {});
+  ASSERT_TRUE(full);
+  expect_close(full->simulated.count(), 3 * c + 2 * wire);
+
+  m.link.bandwidth_bytes_per_s = 1e18;  // the nodes' own ports cost nothing: the torus decides
+  m.network.topology = tp::model::Topology::torus;
+  m.network.torus = {4};
+  m.network.link_bandwidth_bytes_per_s = link;
+  auto torus = simulate(p, m, {});
+  ASSERT_TRUE(torus);
+  EXPECT_NEAR(torus->ranks[0].finish.count(), c + 2 * wire, 1e-9);      // its second face queued
+  EXPECT_NEAR(torus->ranks[2].finish.count(), 2 * c + 2 * wire, 1e-9);  // got its face first
+  EXPECT_NEAR(torus->ranks[1].finish.count(), 2 * c + 3 * wire, 1e-9);
+  EXPECT_NEAR(torus->simulated.count(), 3 * c + 3 * wire, 1e-9);
+  EXPECT_EQ(torus->critical_path.end_rank, 3);
+
+  m.network.torus = {3};
+  auto small = simulate(p, m, {});
+  ASSERT_FALSE(small);
+  EXPECT_EQ(small.error().message,
+            "the machine file's torus 3 has 3 nodes, fewer than the plan's 4");
+}
+
+TEST(Simulate, critical_path_and_rank_figures_add_up) {
+  const Machine m = simple(SendMode::serial, 5);
+  for (auto s : {ScheduleKind::overlap, ScheduleKind::blocking}) {
+    for (auto g : {GroupingKind::hyperplane, GroupingKind::vertical}) {
+      const Plan p = make_plan({48, 48, 9000}, 700, 6, 4, s, g);
+      auto r = simulate(p, m, {});
+      ASSERT_TRUE(r) << r.error().message;
+      const auto& cp = r->critical_path;
+      EXPECT_NEAR((cp.compute + cp.overhead + cp.network).count(), r->simulated.count(), 1e-12);
+      EXPECT_GT(cp.messages, 0);
+      ASSERT_EQ(static_cast<std::int64_t>(r->ranks.size()), p.nodes());
+      for (const auto& x : r->ranks) {
+        EXPECT_NEAR((x.busy + x.idle).count(), r->simulated.count(), 1e-12);
+        EXPECT_LE(x.finish, r->simulated);
+        EXPECT_GT(x.compute.count(), 0);
+      }
+      // Never faster than the busiest rank's own work.
+      double busiest = 0;
+      for (const auto& x : r->ranks) busiest = std::max(busiest, x.busy.count());
+      EXPECT_GE(r->simulated.count(), busiest - 1e-12);
+    }
+  }
+}
+
+TEST(Simulate, progress_reaches_one) {
+  const Plan p = make_plan({64, 64, 64000}, 100, 4, 2);
+  SimOptions o;
+  double last = -1;
+  int calls = 0;
+  o.progress = [&](double f) {
+    EXPECT_GE(f, last);
+    last = f;
+    ++calls;
+  };
+  ASSERT_TRUE(simulate(p, simple(), o));
+  EXPECT_EQ(last, 1.0);
+  EXPECT_GE(calls, 1);
+
+}
+
+}  // namespace
