@@ -10,8 +10,8 @@
 #include <tilepipe/sim/simulate.hpp>
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -87,8 +87,9 @@ std::string sim_text(const sim::SimResult& r, const model::Choice& choice,
   std::string s;
   s += fmt::format("  network            {}\n", network_text(net));
   s += fmt::format("  simulated time     {:.6g} s\n", r.simulated.count());
-  s += fmt::format("  predicted time     {:.6g} s (closed formula; simulated / predicted = {:.4f})\n",
-                   predicted, predicted > 0 ? r.simulated.count() / predicted : 0.0);
+  s += fmt::format(
+      "  predicted time     {:.6g} s (closed formula; simulated / predicted = {:.4f})\n", predicted,
+      predicted > 0 ? r.simulated.count() / predicted : 0.0);
   s += fmt::format(
       "  critical path      compute {:.6g} s + overhead {:.6g} s + network {:.6g} s, {} "
       "message(s), ends on rank {}\n",

@@ -175,7 +175,8 @@ Expected<Network> read_network(const Json& j, std::string_view origin) {
     }
     for (const auto& e : **dims) {
       if (!e.is_number_integer() || e.get<std::int64_t>() < 1) {
-        return r.error("'network.torus' has " + e.dump() + ": every extent must be a whole number "
+        return r.error("'network.torus' has " + e.dump() +
+                       ": every extent must be a whole number "
                        ">= 1");
       }
       n.torus.push_back(e.get<std::int64_t>());

@@ -37,7 +37,9 @@ struct Stamp {
 };
 
 /// The later of two stamps (the first on ties).
-Stamp later(const Stamp& a, const Stamp& b) { return b.t > a.t ? b : a; }
+Stamp later(const Stamp& a, const Stamp& b) {
+  return b.t > a.t ? b : a;
+}
 
 Stamp plus_overhead(Stamp s, double dt) {
   s.t += dt;
@@ -54,18 +56,18 @@ struct Arrival {
 /// One rank's fixed geometry and its state in the simulation.
 struct Rank {
   const detail::RankShape* shape = nullptr;
-  std::int64_t steps = 0;       ///< S_r
-  std::vector<bool> sends;      ///< per factor: has a successor rank it sends faces to
-  std::vector<bool> receives;   ///< per factor: has a predecessor rank
+  std::int64_t steps = 0;         ///< S_r
+  std::vector<bool> sends;        ///< per factor: has a successor rank it sends faces to
+  std::vector<bool> receives;     ///< per factor: has a predecessor rank
   std::vector<double> face_area;  ///< per factor: points of a face per unit of tile height
-  double area = 1;              ///< points of its largest tile per unit of tile height
-  double scale = 1;             ///< compute_scale of a per-node override
+  double area = 1;                ///< points of its largest tile per unit of tile height
+  double scale = 1;               ///< compute_scale of a per-node override
   // State.
   enum class Phase { ready, inputs, sends, done } phase = Phase::ready;
-  std::int64_t step = 0;  ///< current step (-1: the comm thread's prefetch; steps: the end)
-  Stamp begin;            ///< when the current step began
-  Stamp cpu;              ///< blocking: the computation done; final: the CPU done
-  double send_cpu = 0;    ///< blocking: the CPU part of the step's sends (before t_sync)
+  std::int64_t step = 0;     ///< current step (-1: the comm thread's prefetch; steps: the end)
+  Stamp begin;               ///< when the current step began
+  Stamp cpu;                 ///< blocking: the computation done; final: the CPU done
+  double send_cpu = 0;       ///< blocking: the CPU part of the step's sends (before t_sync)
   std::int64_t pending = 0;  ///< own batches not yet arrived
   Stamp last_arrival;        ///< of own batches since the last wait on them
   std::vector<std::deque<Arrival>> inbox;  ///< per factor, in step order
@@ -82,10 +84,10 @@ struct Batch {
   std::int64_t recv_step = 0;
   double bytes = 0;
   double ready = 0;
-  Path path;              ///< the sender's chain at `ready`
-  int stage = 0;          ///< 0: the sender's port; 1: torus links; 2: the receiver's port
-  std::int64_t pos = 0;   ///< current torus node
-  double prev_end = 0;    ///< when the previous hop finished transmitting (cut-through)
+  Path path;             ///< the sender's chain at `ready`
+  int stage = 0;         ///< 0: the sender's port; 1: torus links; 2: the receiver's port
+  std::int64_t pos = 0;  ///< current torus node
+  double prev_end = 0;   ///< when the previous hop finished transmitting (cut-through)
 };
 
 /// A link or port: a FIFO server of bandwidth `bw`.
@@ -148,8 +150,8 @@ class Simulator {
   std::int64_t z_ = 1;  ///< tiles along the mapping dimension
   double h_full_ = 1, h_last_ = 1;
   std::int64_t nsub_ = 1;
-  std::vector<std::int64_t> m_;       ///< CPU grid per factor
-  std::vector<std::int64_t> depth_;   ///< face depth per factor (0: no faces)
+  std::vector<std::int64_t> m_;      ///< CPU grid per factor
+  std::vector<std::int64_t> depth_;  ///< face depth per factor (0: no faces)
   std::int64_t elem_ = 8;
   double ct_share_ = 0;  ///< comm thread: its share of a full tile's work per step
   std::map<std::vector<std::int64_t>, detail::RankShape> shapes_;
@@ -207,10 +209,10 @@ Status Simulator::set_up() {
   std::vector<double> scale(static_cast<std::size_t>(nodes), 1.0);
   for (const auto& o : machine_.network.nodes) {
     if (o.node >= nodes) {
-      return fail(Errc::invalid_argument,
-                  "the machine file's network.nodes names node " + std::to_string(o.node) +
-                      " but the plan has " + std::to_string(nodes) + " nodes (0.." +
-                      std::to_string(nodes - 1) + ")");
+      return fail(Errc::invalid_argument, "the machine file's network.nodes names node " +
+                                              std::to_string(o.node) + " but the plan has " +
+                                              std::to_string(nodes) + " nodes (0.." +
+                                              std::to_string(nodes - 1) + ")");
     }
     scale[static_cast<std::size_t>(o.node)] = o.compute_scale;
   }
@@ -228,9 +230,9 @@ Status Simulator::set_up() {
       const std::int64_t first = node[fu] * m_[fu];
       rows[fu] = std::min(m_[fu], counts[d] - first);
       if (rows[fu] < 1) {
-        return fail(Errc::invalid_argument,
-                    "rank " + std::to_string(r) + " has no tiles: the simulator needs every node "
-                                                  "to have at least one row of tiles");
+        return fail(Errc::invalid_argument, "rank " + std::to_string(r) +
+                                                " has no tiles: the simulator needs every node "
+                                                "to have at least one row of tiles");
       }
       width[fu] = static_cast<double>(std::min(w[d], extent[d] - first * w[d]));
       rank.sends[fu] = depth_[fu] > 0 && node[fu] + 1 < plan_.mesh()[fu];
@@ -297,7 +299,8 @@ void Simulator::set_up_network() {
     std::int64_t size = 1;
     for (auto t : torus_dims_) size *= t;
     link_base_ = static_cast<std::int64_t>(res_.size());
-    const auto links = static_cast<std::size_t>(size * 2 * static_cast<std::int64_t>(torus_dims_.size()));
+    const auto links =
+        static_cast<std::size_t>(size * 2 * static_cast<std::int64_t>(torus_dims_.size()));
     res_.resize(res_.size() + links, Resource{0, net.link_bandwidth_bytes_per_s});
   }
 }
@@ -362,8 +365,8 @@ double Simulator::start_sends(std::int64_t id, std::int64_t s, const Stamp& from
     x.dst = plan_.rank_of(succ);
     x.f = f;
     x.recv_step = vertical_ ? s : s - (m_[static_cast<std::size_t>(f)] - 1);
-    const double msg = r.face_area[static_cast<std::size_t>(f)] * height(r, s) *
-                       static_cast<double>(elem_);
+    const double msg =
+        r.face_area[static_cast<std::size_t>(f)] * height(r, s) * static_cast<double>(elem_);
     x.bytes = msg * static_cast<double>(n);
     x.ready = ready;
     x.path = from.path;
@@ -544,8 +547,8 @@ void Simulator::hop(std::int64_t b) {
       hop(b);
       return;
     }
-    res = static_cast<std::size_t>(link_base_ +
-                                   x.pos * 2 * static_cast<std::int64_t>(torus_dims_.size()) + link);
+    res = static_cast<std::size_t>(
+        link_base_ + x.pos * 2 * static_cast<std::int64_t>(torus_dims_.size()) + link);
     x.pos = next;
     extra = machine_.network.hop_latency.count();
   } else {
@@ -638,8 +641,8 @@ Expected<SimResult> Simulator::run() {
     out.ranks.push_back(r.result);
   }
   const Path& p = ranks_[static_cast<std::size_t>(last)].begin.path;
-  out.critical_path = CriticalPath{Seconds{p.compute}, Seconds{p.overhead}, Seconds{p.network},
-                                   p.messages, last};
+  out.critical_path =
+      CriticalPath{Seconds{p.compute}, Seconds{p.overhead}, Seconds{p.network}, p.messages, last};
   if (options_.progress) options_.progress(1.0);
   return out;
 }

@@ -81,8 +81,7 @@ TEST(MachineNetwork, each_bad_field_is_named) {
   EXPECT_EQ(error_of(R"({"topology": "torus", "torus": [2, 2, 2, 2],
                          "link_bandwidth_bytes_per_s": 1})"),
             f + "'network.torus' must be an array of 1 to 3 whole numbers");
-  EXPECT_EQ(error_of(R"({"torus": [4]})"),
-            f + "'network.torus' needs \"topology\": \"torus\"");
+  EXPECT_EQ(error_of(R"({"torus": [4]})"), f + "'network.torus' needs \"topology\": \"torus\"");
   EXPECT_EQ(error_of(R"({"nodes": [{"node": 1, "compute_scale": 0}]})"),
             f + "'network.nodes[0].compute_scale' is 0: it must be > 0");
   EXPECT_EQ(error_of(R"({"nodes": [{"node": 1}, {"node": 1}]})"),

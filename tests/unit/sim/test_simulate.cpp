@@ -40,8 +40,7 @@ Machine simple(SendMode mode = SendMode::serial, double latency_us = 0) {
 }
 
 Plan make_plan(tp::plan::Index size, std::int64_t height, std::int64_t nodes, std::int64_t cpus,
-               ScheduleKind s = ScheduleKind::overlap,
-               GroupingKind g = GroupingKind::hyperplane) {
+               ScheduleKind s = ScheduleKind::overlap, GroupingKind g = GroupingKind::hyperplane) {
   PlanRequest r;
   r.size = size;
   r.deps = DependenceMatrix::unit(static_cast<int>(size.size()));
@@ -68,7 +67,9 @@ double predicted_s(const Plan& plan, const Machine& m, tp::model::ModelOptions o
   return p->total.count();
 }
 
-void expect_close(double got, double want) { EXPECT_NEAR(got, want, 1e-12 + 1e-12 * want); }
+void expect_close(double got, double want) {
+  EXPECT_NEAR(got, want, 1e-12 + 1e-12 * want);
+}
 
 TEST(Simulate, one_rank_is_steps_times_tile_time) {
   const Machine m = simple();
@@ -81,8 +82,8 @@ TEST(Simulate, one_rank_is_steps_times_tile_time) {
   expect_close(sim_s(four, m), static_cast<double>(four.steps()) * 16000e-9);
   expect_close(sim_s(four, m), predicted_s(four, m));
   // 2 CPUs, vertical: every step is seed 002's beta (N + 1 subtile steps, N barriers).
-  const Plan vert = make_plan({64, 20000}, 1000, 1, 2, ScheduleKind::overlap,
-                              GroupingKind::vertical);
+  const Plan vert =
+      make_plan({64, 20000}, 1000, 1, 2, ScheduleKind::overlap, GroupingKind::vertical);
   expect_close(sim_s(vert, m), predicted_s(vert, m));
   // The communication thread on one rank computes as much as the others: the same time.
   tp::model::ModelOptions ct;
@@ -251,7 +252,6 @@ TEST(Simulate, progress_reaches_one) {
   ASSERT_TRUE(simulate(p, simple(), o));
   EXPECT_EQ(last, 1.0);
   EXPECT_GE(calls, 1);
-
 }
 
 }  // namespace

@@ -66,9 +66,9 @@ std::string_view to_string(Topology topology);
 
 /// One node that differs from the others (a slow node, a slower link).
 struct NodeOverride {
-  std::int64_t node = 0;                  ///< rank, 0-based
-  double compute_scale = 1;               ///< its tiles take this many times as long (> 0)
-  double bandwidth_bytes_per_s = 0;       ///< its own link's bandwidth; 0: comm bandwidth
+  std::int64_t node = 0;             ///< rank, 0-based
+  double compute_scale = 1;          ///< its tiles take this many times as long (> 0)
+  double bandwidth_bytes_per_s = 0;  ///< its own link's bandwidth; 0: comm bandwidth
 };
 
 /// The network of a machine file. Default: full bisection, nothing overridden.

@@ -43,13 +43,13 @@ struct CriticalPath {
 /// One rank's figures.
 struct RankResult {
   std::int64_t rank = 0;
-  std::int64_t steps = 0;       ///< time steps in which the rank has tiles
-  Seconds compute{0};           ///< its busiest thread's tile time (sum over steps)
-  Seconds overhead{0};          ///< its busiest thread's send starts and synchronization
-  Seconds busy{0};              ///< compute + overhead
-  Seconds idle{0};              ///< simulated time - busy: waiting for faces, fill and drain
-  Seconds first_start{0};       ///< when its first tile could start
-  Seconds finish{0};            ///< its last CPU work done and every send arrived
+  std::int64_t steps = 0;  ///< time steps in which the rank has tiles
+  Seconds compute{0};      ///< its busiest thread's tile time (sum over steps)
+  Seconds overhead{0};     ///< its busiest thread's send starts and synchronization
+  Seconds busy{0};         ///< compute + overhead
+  Seconds idle{0};         ///< simulated time - busy: waiting for faces, fill and drain
+  Seconds first_start{0};  ///< when its first tile could start
+  Seconds finish{0};       ///< its last CPU work done and every send arrived
   std::int64_t messages_sent = 0;
   std::int64_t bytes_sent = 0;
 };
