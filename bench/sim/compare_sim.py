@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Simulated against measured (issue 15): calibrates this machine, then for each configuration
+(ranks x CPUs, tile height, schedule, grouping) runs `tilepipe run` REPEAT times (configurations
+interleaved, so that every one sees the same minutes of a drifting machine) and `tilepipe
+simulate` once (it is deterministic) with the calibrated machine file; the table gives the
+measured median and min-max, the simulated and the predicted (closed formula) time and their
+errors against the median.
+
+usage: compare_sim.py TILEPIPE OUT_DIR [--size 16x16x262144] [--heights 2048,8192]
+                      [--configs 1x1,2x1,1x2] [--schemes overlap+hyperplane,blocking+hyperplane]
+                      [--repeat 5] [--machine FILE]
+Writes OUT_DIR/machine.json (unless --machine), OUT_DIR/results.json, OUT_DIR/table.md and
+OUT_DIR/context.txt (commands, git sha, load before and after). Standard library only."""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def run(cmd):
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
+    return out.stdout
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return f.read().strip()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("tilepipe")
+    p.add_argument("out")
+    p.add_argument("--size", default="16x16x262144")
+    p.add_argument("--heights", default="2048,8192")
+    p.add_argument("--configs", default="1x1,2x1,1x2")
+    p.add_argument("--schemes", default="overlap+hyperplane,blocking+hyperplane")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--machine", default="")
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    tp = a.tilepipe
+    kernel = f"wave{len(a.size.split('x'))}d"
+    context = [f"load before: {load()}"]
+    try:
+        sha = run(["git", "rev-parse", "--short", "HEAD"]).strip()
+    except RuntimeError:
+        sha = "?"
+    context.append(f"git: {sha}")
+    machine = a.machine
+    if not machine:
+        machine = os.path.join(a.out, "machine.json")
+        cal = [tp, "calibrate", "--kernel", kernel, "--size", a.size, "--nodes", "2", "--cpus",
+               "1", "--tile-heights", a.heights, "-o", machine, "--quiet"]
+        context.append("calibrate: " + " ".join(cal))
+        run(cal)
+    configs = []
+    for c in a.configs.split(","):
+        nodes, cpus = c.split("x")
+        for h in a.heights.split(","):
+            for scheme in a.schemes.split(","):
+                schedule, grouping = scheme.split("+")
+                if grouping == "vertical" and cpus == "1":
+                    continue
+                flags = ["--kernel", kernel, "--size", a.size, "--nodes", nodes, "--cpus", cpus,
+                         "--tile", h, "--schedule", schedule, "--grouping", grouping]
+                configs.append((f"{nodes} rank x {cpus} CPU, h={h}, {schedule} + {grouping}",
+                                flags))
+    sims = {}
+    for name, flags in configs:
+        cmd = [tp, "simulate"] + flags + ["--machine", machine, "--json"]
+        context.append("simulate: " + " ".join(cmd))
+        j = json.loads(run(cmd))
+        sims[name] = {"simulated_s": j["simulated_s"], "predicted_s": j["predicted_s"],
+                      "steps": j["steps"]}
+    measured = {name: [] for name, _ in configs}
+    for rep in range(a.repeat):
+        order = configs if rep % 2 == 0 else list(reversed(configs))
+        for name, flags in order:
+            cmd = [tp, "run"] + flags + ["--json"]
+            if rep == 0:
+                context.append("run: " + " ".join(cmd))
+            measured[name].append(json.loads(run(cmd))["seconds"])
+    context.append(f"load after: {load()}")
+    rows = []
+    for name, _ in configs:
+        m = measured[name]
+        med = statistics.median(m)
+        s = sims[name]
+        rows.append({"config": name, "measured_s": m, "median_s": med,
+                     "simulated_s": s["simulated_s"], "predicted_s": s["predicted_s"],
+                     "steps": s["steps"],
+                     "sim_error": s["simulated_s"] / med - 1,
+                     "model_error": s["predicted_s"] / med - 1})
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump({"machine": machine, "size": a.size, "repeat": a.repeat, "rows": rows}, f,
+                  indent=1)
+    lines = ["| configuration | steps | measured median s (min-max) | simulated s | error | "
+             "predicted s | error |", "|---|---:|---|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['config']} | {r['steps']} | {r['median_s']:.4f} "
+                     f"({min(r['measured_s']):.4f}-{max(r['measured_s']):.4f}) | "
+                     f"{r['simulated_s']:.4f} | {100 * r['sim_error']:+.1f}% | "
+                     f"{r['predicted_s']:.4f} | {100 * r['model_error']:+.1f}% |")
+    with open(os.path.join(a.out, "table.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(a.out, "context.txt"), "w") as f:
+        f.write("\n".join(context) + "\n")
+    print("\n".join(lines))
+    print("\n".join(context), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
