@@ -2,7 +2,7 @@
 // step its tiles, the face messages to each neighbour rank with their sizes, send starts, links
 // with latency, bandwidth and contention (full bisection or a torus), thread synchronization, the
 // blocking and overlapping schedules, hyperplane and vertical grouping and the communication
-// thread. Driven by a machine file (docs/model.md, "Simulation"; docs/adr/0002-simulator-layer.md).
+// thread. Driven by a machine file (docs/model.md, "Simulation"; docs/adr/0003-simulator-layer.md).
 #pragma once
 
 #include <tilepipe/model/cost_model.hpp>
