@@ -25,6 +25,10 @@ void add_comm_options(CLI::App& app, CommFlags& flags, std::string_view context,
   app.add_option("--peer-timeout", flags.peer_timeout_s,
                  c + "seconds after which a rank fails when a peer it waits on has died")
       ->capture_default_str();
+  app.add_option("--progress-timeout", flags.progress_timeout_s,
+                 c + "seconds a rank waits on a live but silent peer (stopped, hung) before the "
+                     "run fails; 0: never")
+      ->capture_default_str();
   if (with_link) add_link_option(app, flags.link);
 }
 
@@ -37,6 +41,14 @@ Expected<comm::Config> apply_comm_flags(const CommFlags& flags, comm::Config bas
   }
   base.peer_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(flags.peer_timeout_s * 1000));
+  if (!(flags.progress_timeout_s == 0 ||
+        (flags.progress_timeout_s >= 0.001 && flags.progress_timeout_s <= 86400))) {
+    return fail(Errc::invalid_argument,
+                fmt::format("--progress-timeout: {} must be 0 (off) or in [0.001, 86400] seconds",
+                            flags.progress_timeout_s));
+  }
+  base.progress_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(flags.progress_timeout_s * 1000));
   auto sync = comm::parse_sync_mode(flags.sync, "--sync");
   if (!sync) return Unexpected{sync.error()};
   base.sync = *sync;
@@ -49,12 +61,28 @@ Expected<comm::Config> apply_comm_flags(const CommFlags& flags, comm::Config bas
   return base;
 }
 
+int launch_exit_code(const comm::LaunchResult& result) {
+  if (result.interrupted_by != 0) {
+    (void)report_error(*result.failure());
+    return 128 + result.interrupted_by;
+  }
+  const int r = result.failed_rank();
+  if (r < 0) return result.status() == 0 ? exit_ok : exit_failure;
+  const comm::RankEnd& end = result.ranks[static_cast<std::size_t>(r)];
+  if (!end.error && end.term_signal == 0) {
+    // The body reported its own failure (its line is on stderr already) and returned a code.
+    return end.exit_code == exit_bad_input ? exit_bad_input : exit_failure;
+  }
+  return report_error(*result.failure());
+}
+
 int run_on_ranks(int ranks, const comm::Config& config,
-                 const std::function<int(comm::World&)>& body) {
+                 const std::function<Expected<int>(comm::World&)>& body) {
   if (comm::World::launched_by_mpi()) {
     auto world = comm::World::from_mpi(config);
     if (!world) return report_error(world.error());
-    return body(*world);
+    auto code = body(*world);
+    return code ? *code : report_error(code.error());
   }
   if (config.transport == comm::TransportKind::mpi) {
     return report_error(Error(Errc::invalid_argument,
@@ -64,18 +92,7 @@ int run_on_ranks(int ranks, const comm::Config& config,
   std::fflush(stdout);
   auto launched = comm::launch_local(ranks, config, body);
   if (!launched) return report_error(launched.error());
-  for (const auto& e : launched->errors) fmt::print(stderr, "tilepipe: error: {}\n", e);
-  bool bad_input = false;
-  bool failed = false;
-  for (std::size_t r = 0; r < launched->exit_codes.size(); ++r) {
-    if (launched->term_signals[r] != 0) {
-      fmt::print(stderr, "tilepipe: error: rank {} was killed by signal {}\n", r,
-                 launched->term_signals[r]);
-    }
-    bad_input = bad_input || launched->exit_codes[r] == exit_bad_input;
-    failed = failed || launched->exit_codes[r] != exit_ok;
-  }
-  return bad_input ? exit_bad_input : failed ? exit_failure : exit_ok;
+  return launch_exit_code(*launched);
 }
 
 }  // namespace tp::app

@@ -29,6 +29,7 @@ std::string format_error(const Error& error) {
 
 int report_error(const Error& error) {
   fmt::print(stderr, "tilepipe: error: {}\n", format_error(error));
+  if (error.code == Errc::interrupted && error.signal > 0) return 128 + error.signal;
   return error.is_user_error() ? exit_bad_input : exit_failure;
 }
 

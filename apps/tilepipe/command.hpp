@@ -38,7 +38,8 @@ std::string option_flag(std::string_view option);
 /// message", each part only where the error carries it. The only place a rank prefix is built.
 std::string format_error(const Error& error);
 
-/// Prints "tilepipe: error: <format_error>" on stderr; returns 2 for user errors, 1 otherwise.
+/// Prints "tilepipe: error: <format_error>" on stderr; returns 2 for user errors, 128 + the
+/// signal for an interrupted run (Errc::interrupted), 1 otherwise.
 int report_error(const Error& error);
 
 /// Parses argv with CLI11; returns -1 when parsing succeeded and the command should run, or the

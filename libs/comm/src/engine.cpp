@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -44,20 +45,27 @@ Engine::Engine(const Config& config, int rank, int size) : cfg_(config), rank_(r
 }
 
 Engine::~Engine() {
+  // A failed world under MPI: freeing windows and MPI_Finalize are collective and would wait for
+  // the failed peer; the hook aborts the job instead (it does not return).
+  if (failed_ && on_abort_ != nullptr) on_abort_();
   // Protocol messages still queued for peers (a FIN or CTS the ring had no credit for) must go
   // out before we depart, or a peer's send would wait for them forever.
   const auto deadline = std::chrono::steady_clock::now() + cfg_.peer_timeout;
-  (void)wait_until([&]() -> std::optional<Status> {
-    bool pending = false;
-    for (std::size_t i = 0; i < peers_.size(); ++i) {
-      if (static_cast<int>(i) != my_local_ && !peers_[i].departed &&
-          (!peers_[i].out.empty() || !peers_[i].ctrl.empty())) {
-        pending = true;
-      }
-    }
-    if (!pending || std::chrono::steady_clock::now() > deadline) return Status{};
-    return std::nullopt;
-  });
+  if (!failed_) {
+    (void)wait_until(
+        [&]() -> std::optional<Status> {
+          bool pending = false;
+          for (std::size_t i = 0; i < peers_.size(); ++i) {
+            if (static_cast<int>(i) != my_local_ && !peers_[i].departed &&
+                (!peers_[i].out.empty() || !peers_[i].ctrl.empty())) {
+              pending = true;
+            }
+          }
+          if (!pending || std::chrono::steady_clock::now() > deadline) return Status{};
+          return std::nullopt;
+        },
+        no_watchdog);
+  }
   if (my_block_ != nullptr) {
     my_block_->state.store(rank_departed, std::memory_order_release);
     for (auto& p : peers_) {
@@ -512,15 +520,56 @@ void Engine::ring(RankBlock& block) noexcept {
   futex_wake_all(block.bell);
 }
 
+Error Engine::stall(int awaited) {
+  auto name = [&](int world, int pid) {
+    return "rank " + std::to_string(world) + (pid > 0 ? " (pid " + std::to_string(pid) + ")" : "");
+  };
+  std::string who = "any rank";
+  if (awaited >= 0 && awaited < size_) {
+    const int l = local_of_[static_cast<std::size_t>(awaited)];
+    who = name(awaited, l >= 0 ? peers_[static_cast<std::size_t>(l)].pid : 0);
+  }
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%g",
+                std::chrono::duration<double>(cfg_.progress_timeout).count());
+  std::string text = "no progress from " + who + " for " + seconds + " s (progress timeout)";
+  // The peer waited on may itself wait on a stopped one: name a stopped shm peer when there is.
+  std::string stopped;
+  for (std::size_t i = 0; i < peers_.size() && stopped.empty(); ++i) {
+    const ShmPeer& p = peers_[i];
+    if (static_cast<int>(i) != my_local_ && !p.departed && p.pid > 0 && process_stopped(p.pid)) {
+      stopped = name(p.world_rank, p.pid);
+    }
+  }
+  text += stopped.empty() ? ": it is alive but silent (hung?)" : ": " + stopped + " is stopped";
+  Error e = Error::at(rank_, Errc::timeout, std::move(text));
+  std::lock_guard lock(mu_);
+  if (!failed_) {
+    failure_ = e;
+    failed_ = true;
+  }
+  return e;
+}
+
 template <class Done>
-Status Engine::wait_until(Done&& done) {
+Status Engine::wait_until(Done&& done, int awaited) {
   using clock = std::chrono::steady_clock;
   const bool can_block = cfg_.sync != SyncMode::poll && my_block_ != nullptr;
   const bool spin_first = cfg_.sync == SyncMode::hybrid;
+  // Progress watchdog: the wait's start is taken at its first clock read (never on the latency
+  // path of a wait that completes at once).
+  const bool watched = awaited != no_watchdog && cfg_.progress_timeout.count() > 0;
+  clock::time_point started{};
+  const auto stalled = [&](clock::time_point now) {
+    if (!watched) return false;
+    if (started == clock::time_point{}) started = now;
+    return now - started > cfg_.progress_timeout;
+  };
   // Clock reads cost ~45 ns here, more than a cache-line transfer: the hot loop reads the clock
   // (liveness, hybrid spin deadline) only every 64 iterations and never before the first poll.
   clock::time_point spin_deadline{};
   std::uint64_t iter = 0;
+  std::uint64_t polls = 0;
   while (true) {
     {
       std::lock_guard lock(mu_);
@@ -534,6 +583,7 @@ Status Engine::wait_until(Done&& done) {
       cpu_relax();
       // Without a futex to sleep on (a world with only MPI peers) give other threads a turn.
       if (my_block_ == nullptr && iter % 256 == 0) std::this_thread::yield();
+      if (++polls % 4096 == 0 && stalled(clock::now())) return Unexpected{stall(awaited)};
       continue;
     }
     if (spin_first) {
@@ -541,7 +591,13 @@ Status Engine::wait_until(Done&& done) {
         spin_deadline = clock::now() + cfg_.spin_ns;
         continue;
       }
-      if (iter % 64 != 0 || clock::now() < spin_deadline) {
+      if (iter % 64 != 0) {
+        cpu_relax();
+        continue;
+      }
+      const auto now = clock::now();
+      if (stalled(now)) return Unexpected{stall(awaited)};
+      if (now < spin_deadline) {
         cpu_relax();
         continue;
       }
@@ -570,6 +626,7 @@ Status Engine::wait_until(Done&& done) {
     if (!result && timeout.count() > 0) futex_wait(my_block_->bell, seen, timeout);
     my_block_->sleepers.fetch_sub(1, std::memory_order_relaxed);
     if (result) return std::move(*result);
+    if (stalled(clock::now())) return Unexpected{stall(awaited)};
     iter = 0;  // hybrid: spin again after a wake-up, the data is probably there
   }
 }
@@ -596,25 +653,29 @@ Expected<bool> Engine::test(Request& request, RecvInfo* info) {
 }
 
 Expected<RecvInfo> Engine::wait(Request& request) {
+  int peer = any_source;
   {
     std::lock_guard lock(mu_);
     TP_TRY(check_request(request));
+    peer = reqs_[request.index_]->peer;
   }
   const std::uint32_t index = request.index_;
   // The result is taken inside done(), under the lock that saw the completion: one lock round
   // less on the latency path.
   std::optional<Expected<RecvInfo>> result;
-  Status s = wait_until([&]() -> std::optional<Status> {
-    ReqState& r = *reqs_[index];
-    if (!r.done) {
-      Status f = request_failure(r);
-      if (f) return std::nullopt;
-      cancel_locked(index);
-      complete_error(r, f.error());
-    }
-    result.emplace(take_result(request));
-    return Status{};
-  });
+  Status s = wait_until(
+      [&]() -> std::optional<Status> {
+        ReqState& r = *reqs_[index];
+        if (!r.done) {
+          Status f = request_failure(r);
+          if (f) return std::nullopt;
+          cancel_locked(index);
+          complete_error(r, f.error());
+        }
+        result.emplace(take_result(request));
+        return Status{};
+      },
+      peer);
   if (result) return std::move(*result);
   std::lock_guard lock(mu_);
   cancel_locked(index);
@@ -628,22 +689,24 @@ Expected<std::uint64_t> Engine::wait_notifications(std::uint32_t region, std::ui
   const int source_local =
       source >= 0 && source < size_ ? local_of_[static_cast<std::size_t>(source)] : -1;
   std::uint64_t seen = 0;
-  Status s = wait_until([&]() -> std::optional<Status> {
-    auto n = read_notifications(region, *regions_[region], counter);
-    if (!n) return Status{Unexpected{n.error()}};
-    seen = *n;
-    if (seen >= count) return Status{};
-    // A notifier that exited cleanly (after an error of its own) will never notify again.
-    if (source_local >= 0 && source != rank_ &&
-        peers_[static_cast<std::size_t>(source_local)].departed) {
-      return Status{fail_at(rank_, Errc::peer_lost,
-                            "rank " + std::to_string(source) +
-                                " exited before notifying (counter " + std::to_string(counter) +
-                                " at " + std::to_string(seen) + " of " + std::to_string(count) +
-                                ")")};
-    }
-    return std::nullopt;
-  });
+  Status s = wait_until(
+      [&]() -> std::optional<Status> {
+        auto n = read_notifications(region, *regions_[region], counter);
+        if (!n) return Status{Unexpected{n.error()}};
+        seen = *n;
+        if (seen >= count) return Status{};
+        // A notifier that exited cleanly (after an error of its own) will never notify again.
+        if (source_local >= 0 && source != rank_ &&
+            peers_[static_cast<std::size_t>(source_local)].departed) {
+          return Status{fail_at(rank_, Errc::peer_lost,
+                                "rank " + std::to_string(source) +
+                                    " exited before notifying (counter " + std::to_string(counter) +
+                                    " at " + std::to_string(seen) + " of " + std::to_string(count) +
+                                    ")")};
+        }
+        return std::nullopt;
+      },
+      source >= 0 && source < size_ ? source : any_source);
   if (!s) return Unexpected{s.error()};
   return seen;
 }
@@ -657,7 +720,9 @@ void Engine::cancel_locked(std::uint32_t index) {
     advance_coop_recv(r);
     if (r.coop != nullptr) {
       const ShmPeer& p = peers_[static_cast<std::size_t>(r.local_peer)];
-      if (process_exited(p.pidfd.get(), p.pid)) {
+      // A failed world (a lost peer, the progress watchdog on a stopped sender) ends the rank:
+      // no chunk is waited for any more.
+      if (failed_ || process_exited(p.pidfd.get(), p.pid)) {
         r.coop->state.store(record_idle, std::memory_order_relaxed);
         coop_recvs_.erase(std::remove(coop_recvs_.begin(), coop_recvs_.end(), index),
                           coop_recvs_.end());

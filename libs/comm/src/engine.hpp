@@ -26,6 +26,9 @@ inline constexpr int tag_reduce = -50;        ///< World::allreduce_min
 inline constexpr int tag_gather = -51;        ///< World::gather
 inline constexpr int min_internal_tag = -64;
 
+/// Engine::wait_until's `awaited` for waits that the progress watchdog does not bound.
+inline constexpr int no_watchdog = -2;
+
 /// One isend/irecv in the pool. Guarded by Engine::mu_.
 struct ReqState {
   std::uint32_t generation = 1;
@@ -223,6 +226,9 @@ class Engine {
   Expected<std::span<std::byte>> allocate(std::size_t bytes);
   /// Called before MPI is finalized (the Net goes away with the Engine).
   void set_on_destroy(void (*fn)()) noexcept { on_destroy_ = fn; }
+  /// Called instead of the on_destroy hook when the world failed (a lost peer, the progress
+  /// watchdog): under MPI, MPI_Abort, since MPI_Finalize would wait for the failed peer.
+  void set_on_abort(void (*fn)()) noexcept { on_abort_ = fn; }
 
  private:
   Engine(const Config& config, int rank, int size);
@@ -263,9 +269,13 @@ class Engine {
   void check_liveness(bool force);
   Status request_failure(const ReqState& r) const;
   /// Progresses until done() (called under the lock) returns a Status, spinning and/or sleeping
-  /// as the sync mode says; returns that Status, or the world's failure.
+  /// as the sync mode says; returns that Status, or the world's failure. A wait on `awaited`
+  /// (a rank, or any_source) longer than Config::progress_timeout fails the world (stall_error);
+  /// no_watchdog: bounded by its caller.
   template <class Done>
-  Status wait_until(Done&& done);
+  Status wait_until(Done&& done, int awaited);
+  /// The progress watchdog's error for a wait on `awaited`; marks the world failed.
+  Error stall(int awaited);
 
   // Emulated link (link_engine.cpp).
   Status setup_link();
@@ -346,6 +356,7 @@ class Engine {
   std::chrono::nanoseconds liveness_interval_{};
   std::uint32_t liveness_calls_ = 0;
   void (*on_destroy_)() = nullptr;
+  void (*on_abort_)() = nullptr;
 
   friend class tp::comm::Request;
 };

@@ -67,6 +67,10 @@ int open_pidfd(int pid) noexcept;
 /// True when the process behind `pidfd` (or `pid` if pidfd < 0) has exited.
 bool process_exited(int pidfd, int pid) noexcept;
 
+/// True when process `pid` is stopped (job control, SIGSTOP) or traced-stopped: its
+/// /proc/<pid>/stat state is 'T' or 't'.
+bool process_stopped(int pid) noexcept;
+
 /// process_vm_readv of `bytes` from (pid, remote) into local; returns errno (0 on success).
 int read_peer_memory(int pid, std::uint64_t remote, std::byte* local, std::size_t bytes) noexcept;
 

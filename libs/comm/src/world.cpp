@@ -58,6 +58,10 @@ Status Config::validate() const {
   if (peer_timeout.count() < 1) {
     return bad("peer_timeout " + std::to_string(peer_timeout.count()) + " ms", "must be >= 1 ms");
   }
+  if (progress_timeout.count() < 0) {
+    return bad("progress_timeout " + std::to_string(progress_timeout.count()) + " ms",
+               "must be >= 0 ms (0: off)");
+  }
   return {};
 }
 

@@ -1,4 +1,5 @@
-// run_steps: std::jthread workers and a std::barrier; the first exception stops the team.
+// run_steps: std::jthread workers and a std::barrier; the first exception (or a thread that
+// cannot start) stops the team.
 #include <tilepipe/exec/step_team.hpp>
 #include <tilepipe/support/assert.hpp>
 
@@ -6,6 +7,8 @@
 #include <barrier>
 #include <exception>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -18,7 +21,16 @@ void run_steps(int threads, Index steps, const std::function<void(int thread, In
   std::exception_ptr first;
   std::mutex first_mutex;
   std::barrier sync(threads);
+  // The start gate: no thread runs a step before the whole team has started, so that a thread
+  // that cannot start leaves no step half run (a body waiting on a tile that will never run).
+  // 0: threads still starting, 1: run, 2: a thread could not start. Release/acquire: a worker
+  // that sees 1 sees the team complete; one that sees 2 leaves at once.
+  std::atomic<int> gate{0};
   auto work = [&](int t) {
+    if (t != 0) {
+      gate.wait(0, std::memory_order_acquire);
+      if (gate.load(std::memory_order_acquire) != 1) return;
+    }
     for (Index s = 0; s < steps; ++s) {
       if (!failed.load(std::memory_order_relaxed)) {
         try {
@@ -35,8 +47,21 @@ void run_steps(int threads, Index steps, const std::function<void(int thread, In
   {
     std::vector<std::jthread> workers;
     workers.reserve(static_cast<std::size_t>(threads - 1));
-    for (int t = 1; t < threads; ++t) workers.emplace_back(work, t);
-    work(0);
+    for (int t = 1; t < threads; ++t) {
+      try {
+        workers.emplace_back(work, t);
+      } catch (const std::system_error& e) {
+        // The threads already started never reach the barrier: they leave at the gate, and the
+        // error is rethrown once they have joined.
+        first = std::make_exception_ptr(std::system_error(
+            e.code(),
+            "cannot start thread " + std::to_string(t) + " of " + std::to_string(threads)));
+        break;
+      }
+    }
+    gate.store(first ? 2 : 1, std::memory_order_release);
+    gate.notify_all();
+    if (!first) work(0);
   }
   if (first) std::rethrow_exception(first);
 }

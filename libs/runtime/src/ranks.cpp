@@ -156,8 +156,11 @@ Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMod
     return 0;
   });
   if (!launched) return Unexpected{launched.error()};
-  // The cause first: an error a rank raised itself, then a rank killed by a signal, and only
-  // then the peers that noticed a lost peer.
+  // Interrupted (SIGINT/SIGTERM/SIGHUP forwarded to every rank): that is the news.
+  if (launched->interrupted_by != 0) return Unexpected{*launched->failure()};
+  // The cause first: an error a rank raised itself, then the rank whose own failure ended the
+  // run (its death by a signal, a stop, an exception; the launcher killed the others after it,
+  // so their ends are no cause), and only then the peers that noticed a lost peer.
   for (int r = 0; r < ranks; ++r) {
     const ErrorSlot& slot = *ch.slot(r);
     if (slot.set.load(std::memory_order_acquire) != 0 &&
@@ -165,25 +168,17 @@ Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMod
       return Unexpected{load_error(slot)};
     }
   }
-  for (int r = 0; r < ranks; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    if (launched->term_signals[i] != 0) {
-      return fail_at(r, Errc::peer_lost,
-                     "killed by signal " + std::to_string(launched->term_signals[i]));
+  if (const int failed = launched->failed_rank(); failed >= 0) {
+    const comm::RankEnd& end = launched->ranks[static_cast<std::size_t>(failed)];
+    if (!end.error && end.term_signal == 0 &&
+        ch.slot(failed)->set.load(std::memory_order_acquire) != 0) {
+      return Unexpected{load_error(*ch.slot(failed))};
     }
+    return Unexpected{*launched->failure()};
   }
   for (int r = 0; r < ranks; ++r) {
     if (ch.slot(r)->set.load(std::memory_order_acquire) != 0) {
       return Unexpected{load_error(*ch.slot(r))};
-    }
-  }
-  for (const auto& e : launched->errors) return fail(Errc::internal, e);
-  if (launched->status() != 0) {
-    for (int r = 0; r < ranks; ++r) {
-      const int code = launched->exit_codes[static_cast<std::size_t>(r)];
-      if (code != 0) {
-        return fail_at(r, Errc::internal, "exited with status " + std::to_string(code));
-      }
     }
   }
   RanksResult r;

@@ -160,13 +160,18 @@ TEST(Pipeline, a_rank_killed_mid_run_ends_its_neighbours_waits_with_an_error) {
     tp::exec::PipelineOptions options;
     options.faces = faces;
     const auto start = std::chrono::steady_clock::now();
-    auto launched = tp::comm::launch_local(3, config, [&](tp::comm::World& world) {
-      g_die_here = world.rank() == 1;
-      auto outcome = tp::exec::run_rank(kernel, *plan, world, options);
-      if (outcome) return 0;
-      std::fprintf(stderr, "rank %d: %s\n", world.rank(), outcome.error().message.c_str());
-      return outcome.error().code == tp::Errc::peer_lost ? 3 : 4;
-    });
+    tp::comm::LaunchOptions keep_running;  // rank 2 must notice the death itself
+    keep_running.stop_on_failure = false;
+    auto launched = tp::comm::launch_local(
+        3, config,
+        [&](tp::comm::World& world) {
+          g_die_here = world.rank() == 1;
+          auto outcome = tp::exec::run_rank(kernel, *plan, world, options);
+          if (outcome) return 0;
+          std::fprintf(stderr, "rank %d: %s\n", world.rank(), outcome.error().message.c_str());
+          return outcome.error().code == tp::Errc::peer_lost ? 3 : 4;
+        },
+        keep_running);
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASSERT_TRUE(launched.has_value()) << launched.error().message;

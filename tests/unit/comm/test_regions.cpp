@@ -154,20 +154,25 @@ TEST(Regions, notify_orders_direct_stores_under_threads_block) {
 }
 
 TEST(Regions, a_notifier_that_exits_or_dies_ends_the_wait_with_an_error) {
+  LaunchOptions keep_running;  // rank 0 must notice the death itself
+  keep_running.stop_on_failure = false;
   for (const bool kill : {false, true}) {
-    auto result = launch_local(2, small(SyncMode::block), [kill](World& w) {
-      auto region = w.create_region(4096, 2);
-      RANK_OK(region);
-      if (w.rank() == 1) {
-        RANK_OK(w.notify(*region, 0, 1));
-        if (kill) std::raise(SIGKILL);
-        return 0;  // exits cleanly without the second notification
-      }
-      auto seen = w.wait_notifications(*region, 2, 1, 1);
-      RANK_CHECK(!seen && seen.error().code == Errc::peer_lost);
-      RANK_CHECK(contains(seen.error().message, "rank 1"));
-      return 0;
-    });
+    auto result = launch_local(
+        2, small(SyncMode::block),
+        [kill](World& w) {
+          auto region = w.create_region(4096, 2);
+          RANK_OK(region);
+          if (w.rank() == 1) {
+            RANK_OK(w.notify(*region, 0, 1));
+            if (kill) std::raise(SIGKILL);
+            return 0;  // exits cleanly without the second notification
+          }
+          auto seen = w.wait_notifications(*region, 2, 1, 1);
+          RANK_CHECK(!seen && seen.error().code == Errc::peer_lost);
+          RANK_CHECK(contains(seen.error().message, "rank 1"));
+          return 0;
+        },
+        keep_running);
     ASSERT_TRUE(result.has_value()) << result.error().message;
     EXPECT_EQ(result->exit_codes[0], 0) << (kill ? "killed" : "exited");
   }

@@ -10,6 +10,11 @@ namespace tp::comm {
 
 namespace {
 
+[[noreturn]] void abort_mpi() {
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  ::_exit(1);  // MPI_Abort returns only if the MPI library is broken
+}
+
 void finalize_mpi() {
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -119,7 +124,10 @@ Expected<World> World::from_mpi(const Config& config) {
   auto engine = detail::Engine::create(config, rank, size, std::move(segment),
                                        std::move(local_ranks), std::move(net));
   if (!engine) return Unexpected{engine.error()};
-  if (we_initialized) (*engine)->set_on_destroy(&finalize_mpi);
+  if (we_initialized) {
+    (*engine)->set_on_destroy(&finalize_mpi);
+    (*engine)->set_on_abort(&abort_mpi);
+  }
   return World(std::move(*engine));
 }
 

@@ -75,6 +75,12 @@ struct Config {
   std::chrono::nanoseconds spin_ns = std::chrono::microseconds(50);
   /// Upper bound on how long a waiting call runs after a peer died before it fails.
   std::chrono::milliseconds peer_timeout = std::chrono::seconds(10);
+  /// Progress watchdog: a waiting call that has waited this long on a peer that is alive but
+  /// silent (stopped, hung, livelocked) fails with Errc::timeout naming that peer, and the
+  /// World is failed from then on (under MPI its destruction aborts the job, MPI_Abort). A wait
+  /// on a peer that computes for longer than this is legitimate, hence the generous default.
+  /// 0: off (a stopped peer then hangs the run) (milliseconds).
+  std::chrono::milliseconds progress_timeout = std::chrono::seconds(60);
   /// Emulated interconnect between ranks of one host (none by default; docs/protocols.md,
   /// "Emulated link"). With a link, short payloads are at most 40 bytes and rendezvous uses cma
   /// at every size when the mode is automatic (the receiver moves the data, like a DMA engine).

@@ -11,6 +11,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace tp::exec {
@@ -42,6 +43,8 @@ Status run_hyperplanes(const RectTiling<D>& tiling, int threads, TileFn&& tile) 
         }
       }
     });
+  } catch (const std::system_error& e) {  // a thread that could not start (run_steps)
+    return fail(Errc::system, e.what());
   } catch (const std::exception& e) {
     return fail(Errc::internal, std::string("kernel ") + e.what());
   }

@@ -19,6 +19,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -173,6 +174,8 @@ Status run_guarded(int rank, int threads, Index substeps, Body&& body) {
     run_steps(threads, substeps, std::forward<Body>(body));
   } catch (const PipelineError& e) {
     return Unexpected{e.error.on_rank(rank)};
+  } catch (const std::system_error& e) {  // a thread that could not start (run_steps)
+    return fail_at(rank, Errc::system, e.what());
   } catch (const std::exception& e) {
     return fail_at(rank, Errc::internal, e.what());
   }

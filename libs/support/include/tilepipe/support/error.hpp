@@ -17,6 +17,7 @@ enum class Errc {
   peer_lost,         ///< a peer rank died or timed out: exit 1
   timeout,           ///< a bounded wait expired: exit 1
   internal,          ///< anything else that is not the user's fault: exit 1
+  interrupted,       ///< the run was stopped by a signal (SIGINT, SIGTERM, SIGHUP): exit 128 + it
 };
 
 /// An error: a code, one line of text that names the problem and the values involved, and its
@@ -30,6 +31,7 @@ struct Error {
   /// The option at fault by its library name ("faces", "comm_thread", "link"), or empty; the
   /// message then continues the option's name ("direct needs every rank on shared memory").
   std::string option;
+  int signal = 0;  ///< Errc::interrupted: the signal that stopped the run (the CLI exits 128 + it)
 
   Error() = default;
   Error(Errc c, std::string msg) : code(c), message(std::move(msg)) {}

@@ -1,0 +1,527 @@
+// Fault injection: tilepipe run/align with a rank or the launcher killed, stopped or signalled at a
+// random moment, or thread starts failing; each case prints its seed (replay one with
+// TILEPIPE_FAULT_SEED=<seed>) and asserts the exit status, one line on stderr, the time to exit,
+// no orphan process, nothing left in /dev/shm and no partial output.
+#include <nlohmann/json.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+enum class Fault {
+  kill_rank,
+  stop_rank,
+  term_rank,
+  int_launcher,
+  term_launcher,
+  hup_launcher,
+  kill_launcher,
+  thread_start
+};
+
+const char* name_of(Fault f) {
+  switch (f) {
+    case Fault::kill_rank:
+      return "kill -9 a rank";
+    case Fault::stop_rank:
+      return "SIGSTOP a rank";
+    case Fault::term_rank:
+      return "SIGTERM a rank";
+    case Fault::int_launcher:
+      return "SIGINT the launcher";
+    case Fault::term_launcher:
+      return "SIGTERM the launcher";
+    case Fault::hup_launcher:
+      return "SIGHUP the launcher";
+    case Fault::kill_launcher:
+      return "kill -9 the launcher";
+    case Fault::thread_start:
+      return "thread starts fail";
+  }
+  return "?";
+}
+
+struct Case {
+  std::uint64_t seed = 0;
+  Fault fault = Fault::kill_rank;
+  bool align = false;
+  int ranks = 2;
+  int cpus = 1;
+  int victim = 0;  ///< the rank to fault (rank faults)
+  std::chrono::milliseconds delay{0};
+  std::vector<std::string> argv;
+  std::string text;
+};
+
+std::string fasta_path(const char* name, std::size_t length, std::uint64_t seed) {
+  // One file per test process: ctest runs the fault tests side by side.
+  const std::string path =
+      ::testing::TempDir() + "tp_fault_" + std::to_string(::getpid()) + "_" + name + ".fa";
+  std::mt19937_64 rng(seed);
+  std::string s = std::string(">") + name + "\n";
+  for (std::size_t i = 0; i < length; ++i) s += "ACGT"[rng() % 4];
+  std::ofstream(path) << s << "\n";
+  return path;
+}
+
+Case make_case(std::uint64_t seed, Fault fault) {
+  std::mt19937_64 rng(seed);
+  Case c;
+  c.seed = seed;
+  c.fault = fault;
+  c.align = rng() % 2 == 0;
+  c.ranks = 2 + static_cast<int>(rng() % 3);
+  c.cpus = fault == Fault::thread_start ? 2 : 1 + static_cast<int>(rng() % 2);
+  c.victim = static_cast<int>(rng() % static_cast<std::uint64_t>(c.ranks));
+  c.delay = std::chrono::milliseconds(rng() % 80);
+  const char* schedule = rng() % 2 == 0 ? "blocking" : "overlap";
+  const char* faces = rng() % 2 == 0 ? "copy" : "direct";
+  // Small sizes: a run lasts 0.1-0.3 s here, so most faults land while the ranks work.
+  if (c.align) {
+    c.argv = {TILEPIPE_EXE,
+              "align",
+              fasta_path("query", 3000, 1),
+              fasta_path("target", 30000, 2),
+              "--matrix",
+              "ednafull",
+              "--schedule",
+              schedule};
+  } else {
+    c.argv = {TILEPIPE_EXE, "run", "--kernel",   "wave2d", "--size",  "128x65536",
+              "--tile",     "16",  "--schedule", schedule, "--faces", faces};
+  }
+  // The progress timeout only where a rank is stopped: elsewhere a rank slowed by the sanitizer
+  // and a loaded machine must not be taken for a hung one.
+  std::vector<std::string> common = {
+      "--nodes", std::to_string(c.ranks), "--cpus", std::to_string(c.cpus), "--sync", "block",
+      "--json"};
+  if (fault == Fault::stop_rank) {
+    common.insert(common.end(), {"--progress-timeout", "0.5"});
+  }
+  c.argv.insert(c.argv.end(), common.begin(), common.end());
+  c.text = "seed " + std::to_string(seed) + ": " + name_of(fault) + " (rank " +
+           std::to_string(c.victim) + ") after " + std::to_string(c.delay.count()) + " ms of";
+  for (std::size_t i = 1; i < c.argv.size(); ++i) c.text += " " + c.argv[i];
+  return c;
+}
+
+/// The processes whose parent is `parent` (from /proc/<pid>/stat).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0) continue;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 4 >= stat.size()) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + paren + 2, "%c %d", &state, &ppid) == 2 && ppid == parent) {
+      out.push_back(pid);
+    }
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// /dev/shm, less Open MPI's segments (`vader_segment.*`): MPI tests running beside this one
+/// create and remove them; tilepipe's local ranks are never started by MPI here.
+std::set<std::string> dev_shm_entries() {
+  std::set<std::string> out;
+  if (DIR* d = ::opendir("/dev/shm")) {
+    while (dirent* e = ::readdir(d)) {
+      if (std::strncmp(e->d_name, "vader_segment.", 14) != 0) out.insert(e->d_name);
+    }
+    ::closedir(d);
+  }
+  return out;
+}
+
+/// A spawned tilepipe with its stdout and stderr collected as it runs.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+    int out_pipe[2];
+    int err_pipe[2];
+    if (::pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) != 0 ||
+        ::pipe2(err_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+      throw std::runtime_error("pipe2");
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+    // Default dispositions and an empty mask, whatever ctest's shell left (a background job's
+    // SIGINT is ignored, and an ignored signal is not forwarded).
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigset_t defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&defaults, s);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+    for (const auto& e : extra_env) env.push_back(e);
+    std::vector<char*> args;
+    std::vector<char*> envp;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+    args.push_back(nullptr);
+    envp.push_back(nullptr);
+    const int rc = posix_spawn(&pid_, args[0], &actions, &attr, args.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    fds_[0] = out_pipe[0];
+    fds_[1] = err_pipe[0];
+    if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0]);
+  }
+  ~Child() {
+    for (int fd : fds_) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  /// Reads what is there; true once the process is reaped and both pipes are at their end.
+  bool poll_once(int timeout_ms) {
+    pollfd p[2] = {{fds_[0], POLLIN, 0}, {fds_[1], POLLIN, 0}};
+    (void)::poll(p, 2, timeout_ms);
+    for (int i = 0; i < 2; ++i) {
+      if (fds_[i] < 0) continue;
+      char buf[4096];
+      ssize_t n = 0;
+      while ((n = ::read(fds_[i], buf, sizeof(buf))) > 0) {
+        (i == 0 ? out : err).append(buf, static_cast<std::size_t>(n));
+      }
+      if (n == 0) {
+        ::close(fds_[i]);
+        fds_[i] = -1;
+      }
+    }
+    if (!reaped) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        reaped = true;
+        ended = Clock::now();
+        signaled = WIFSIGNALED(status);
+        code = signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+      }
+    }
+    return reaped && fds_[0] < 0 && fds_[1] < 0;
+  }
+  /// Collects output until the process ends (true) or `limit` passes (false; it is then killed).
+  bool wait_end(Clock::time_point limit) {
+    while (!poll_once(5)) {
+      if (Clock::now() > limit) {
+        ::kill(pid_, SIGKILL);
+        while (!poll_once(5)) {
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::string out;
+  std::string err;
+  bool reaped = false;
+  bool signaled = false;
+  int code = -1;
+  Clock::time_point ended{};
+
+ private:
+  pid_t pid_ = -1;
+  int fds_[2] = {-1, -1};
+};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto end = text.find('\n', start);
+    out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+/// Complete output: the one JSON object the run prints at its end.
+bool complete_output(const std::string& out, bool align) {
+  const auto j = nlohmann::json::parse(out, nullptr, false);
+  return !j.is_discarded() && j.is_object() && j.contains(align ? "score" : "checksum");
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+struct Tally {
+  int cases = 0;
+  int hit = 0;  ///< the fault ended the run (not a run that had already finished)
+};
+
+/// Runs one case; returns true when the fault ended the run.
+bool run_case(const Case& c) {
+  SCOPED_TRACE(c.text);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);  // orphaned ranks come to us: we see any that survive
+  const auto shm_before = dev_shm_entries();
+  std::vector<std::string> env;
+  if (c.fault == Fault::thread_start) {
+    env = {std::string("LD_PRELOAD=") + TILEPIPE_FAULT_SHIM, "TILEPIPE_FAULT_THREADS=0"};
+    if (TILEPIPE_ASAN) env.emplace_back("ASAN_OPTIONS=verify_asan_link_order=0");
+  }
+  Child child(c.argv, env);
+  const auto started = Clock::now();
+  Clock::time_point faulted = started;
+  pid_t victim = 0;
+  int sig = 0;
+  switch (c.fault) {
+    case Fault::kill_rank:
+      sig = SIGKILL;
+      break;
+    case Fault::stop_rank:
+      sig = SIGSTOP;
+      break;
+    case Fault::term_rank:
+      sig = SIGTERM;
+      break;
+    case Fault::int_launcher:
+      sig = SIGINT;
+      break;
+    case Fault::term_launcher:
+      sig = SIGTERM;
+      break;
+    case Fault::hup_launcher:
+      sig = SIGHUP;
+      break;
+    case Fault::kill_launcher:
+      sig = SIGKILL;
+      break;
+    case Fault::thread_start:
+      break;
+  }
+  bool delivered = false;
+  if (sig != 0) {
+    // Once every rank is up, wait the case's delay, then strike.
+    std::vector<pid_t> ranks;
+    while (!child.reaped && Clock::now() - started < std::chrono::seconds(10)) {
+      ranks = children_of(child.pid());
+      if (static_cast<int>(ranks.size()) == c.ranks) break;
+      child.poll_once(1);
+    }
+    const auto strike = Clock::now() + c.delay;
+    while (!child.reaped && Clock::now() < strike) child.poll_once(1);
+    if (!child.reaped && static_cast<int>(ranks.size()) == c.ranks) {
+      const bool at_rank =
+          c.fault == Fault::kill_rank || c.fault == Fault::stop_rank || c.fault == Fault::term_rank;
+      victim = at_rank ? ranks[static_cast<std::size_t>(c.victim)] : child.pid();
+      faulted = Clock::now();
+      delivered = ::kill(victim, sig) == 0;
+    }
+  }
+  const bool ended = child.wait_end(faulted + std::chrono::seconds(10));
+  EXPECT_TRUE(ended) << "no exit within 10 s of the fault (a hang)";
+  const double exit_s = std::chrono::duration<double>(child.ended - faulted).count();
+  EXPECT_LT(exit_s, 10.0);
+
+  // No process outlives the launcher (orphans are ours now; PR_SET_PDEATHSIG ends them).
+  const auto reap_limit = Clock::now() + std::chrono::seconds(3);
+  std::vector<pid_t> orphans;
+  while (true) {
+    int status = 0;
+    const pid_t p = ::waitpid(-1, &status, WNOHANG);
+    if (p < 0) break;  // ECHILD: nothing left
+    if (p > 0) continue;
+    if (Clock::now() > reap_limit) {
+      orphans = children_of(::getpid());
+      for (pid_t o : orphans) ::kill(o, SIGKILL);
+      while (::waitpid(-1, &status, 0) > 0) {
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_TRUE(orphans.empty()) << orphans.size() << " process(es) outlived the launcher";
+  EXPECT_EQ(dev_shm_entries(), shm_before) << "something was left in /dev/shm";
+
+  const auto err = lines_of(child.err);
+  const bool complete = complete_output(child.out, c.align);
+  // A fault that came after the run's end (or to a rank that had exited): a normal success.
+  if (child.code == 0 && !child.signaled) {
+    EXPECT_TRUE(err.empty()) << child.err;
+    EXPECT_TRUE(complete) << "exit 0 with incomplete output: " << child.out;
+    EXPECT_NE(c.fault, Fault::thread_start) << "no thread may start, yet the run succeeded";
+    return false;
+  }
+  const std::string vpid = std::to_string(victim);
+  switch (c.fault) {
+    case Fault::kill_rank:
+    case Fault::term_rank: {
+      EXPECT_TRUE(delivered);
+      EXPECT_EQ(child.code, 1);
+      EXPECT_FALSE(child.signaled);
+      if (err.size() != 1U) {
+        ADD_FAILURE() << "not one line on stderr: " << child.err;
+        return true;
+      }
+      const std::string what =
+          c.fault == Fault::kill_rank ? "signal 9 (SIGKILL)" : "signal 15 (SIGTERM)";
+      EXPECT_EQ(err[0], "tilepipe: error: [rank " + std::to_string(c.victim) + "] pid " + vpid +
+                            " was killed by " + what);
+      EXPECT_TRUE(child.out.empty()) << "partial output: " << child.out;
+      break;
+    }
+    case Fault::stop_rank: {
+      EXPECT_TRUE(delivered);
+      EXPECT_EQ(child.code, 1);
+      EXPECT_FALSE(child.signaled);
+      if (err.size() != 1U) {
+        ADD_FAILURE() << "not one line on stderr: " << child.err;
+        return true;
+      }
+      const std::string by_launcher = "tilepipe: error: [rank " + std::to_string(c.victim) +
+                                      "] pid " + vpid +
+                                      " was stopped by SIGSTOP for more than 0.5 s (progress "
+                                      "timeout)";
+      const bool by_watchdog =
+          err[0].rfind("tilepipe: error: [rank ", 0) == 0 &&
+          contains(err[0], "for 0.5 s (progress timeout): rank " + std::to_string(c.victim) +
+                               " (pid " + vpid + ") is stopped");
+      EXPECT_TRUE(err[0] == by_launcher || by_watchdog) << err[0];
+      EXPECT_TRUE(child.out.empty()) << "partial output: " << child.out;
+      break;
+    }
+    case Fault::int_launcher:
+    case Fault::term_launcher:
+    case Fault::hup_launcher:
+    case Fault::kill_launcher: {
+      EXPECT_TRUE(delivered);
+      EXPECT_EQ(child.code, 128 + sig);
+      if (child.signaled) {
+        // Killed outright (SIGKILL, or the signal came before or after the launch): no line.
+        EXPECT_TRUE(err.empty()) << child.err;
+        EXPECT_TRUE(child.out.empty() || complete) << "partial output: " << child.out;
+      } else {
+        if (err.size() != 1U) {
+          ADD_FAILURE() << "not one line on stderr: " << child.err;
+          return true;
+        }
+        EXPECT_EQ(err[0], std::string("tilepipe: error: interrupted by ") +
+                              (sig == SIGINT    ? "SIGINT"
+                               : sig == SIGTERM ? "SIGTERM"
+                                                : "SIGHUP") +
+                              ": every rank stopped");
+        EXPECT_TRUE(child.out.empty()) << "partial output: " << child.out;
+      }
+      break;
+    }
+    case Fault::thread_start: {
+      EXPECT_EQ(child.code, 1);
+      EXPECT_FALSE(child.signaled);
+      if (err.size() != 1U) {
+        ADD_FAILURE() << "not one line on stderr: " << child.err;
+        return true;
+      }
+      EXPECT_EQ(err[0].rfind("tilepipe: error: [rank ", 0), 0U) << err[0];
+      EXPECT_TRUE(contains(err[0], "] cannot start thread 1 of ")) << err[0];
+      EXPECT_TRUE(contains(err[0], ": Resource temporarily unavailable")) << err[0];
+      EXPECT_TRUE(child.out.empty()) << "partial output: " << child.out;
+      break;
+    }
+  }
+  return true;
+}
+
+std::vector<std::uint64_t> seeds(Fault fault, int count) {
+  if (const char* s = std::getenv("TILEPIPE_FAULT_SEED")) return {std::strtoull(s, nullptr, 10)};
+  std::vector<std::uint64_t> out;
+  for (int i = 0; i < count; ++i) {
+    out.push_back(0xFA17ULL * 1000 + static_cast<std::uint64_t>(fault) * 100 +
+                  static_cast<std::uint64_t>(i));
+  }
+  return out;
+}
+
+/// Seven cases of `fault` (56 faults per build, 112 in release + asan); at least half must strike
+/// a working run.
+void run_fault(Fault fault) {
+  Tally t;
+  for (const std::uint64_t seed : seeds(fault, 7)) {
+    const Case c = make_case(seed, fault);
+    std::printf("fault case %s\n", c.text.c_str());
+    std::fflush(stdout);
+    ++t.cases;
+    if (run_case(c)) ++t.hit;
+  }
+  std::printf("%s: %d of %d faults struck a working run\n", name_of(fault), t.hit, t.cases);
+  if (std::getenv("TILEPIPE_FAULT_SEED") == nullptr) {
+    EXPECT_GE(2 * t.hit, t.cases) << "most faults came after the run's end: the runs are too short";
+  }
+}
+
+TEST(Fault, kill_9_of_a_rank) {
+  run_fault(Fault::kill_rank);
+}
+TEST(Fault, sigstop_of_a_rank) {
+  run_fault(Fault::stop_rank);
+}
+TEST(Fault, sigterm_of_a_rank) {
+  run_fault(Fault::term_rank);
+}
+TEST(Fault, sigint_to_the_launcher) {
+  run_fault(Fault::int_launcher);
+}
+TEST(Fault, sigterm_to_the_launcher) {
+  run_fault(Fault::term_launcher);
+}
+TEST(Fault, sighup_to_the_launcher) {
+  run_fault(Fault::hup_launcher);
+}
+TEST(Fault, kill_9_of_the_launcher) {
+  run_fault(Fault::kill_launcher);
+}
+TEST(Fault, thread_starts_that_fail) {
+  run_fault(Fault::thread_start);
+}
+
+}  // namespace
