@@ -1,10 +1,8 @@
-// The shared communication flags and run_on_ranks: one parser, one launch, one exit-code policy.
+// The shared communication flags: one set of options, one parser.
 #include "comm_options.hpp"
 
 #include "command.hpp"
 #include "link_option.hpp"
-
-#include <tilepipe/comm/launch.hpp>
 
 #include <fmt/core.h>
 
@@ -59,40 +57,6 @@ Expected<comm::Config> apply_comm_flags(const CommFlags& flags, comm::Config bas
   if (!link) return Unexpected{link.error()};
   base.link = *link;
   return base;
-}
-
-int launch_exit_code(const comm::LaunchResult& result) {
-  if (result.interrupted_by != 0) {
-    (void)report_error(*result.failure());
-    return 128 + result.interrupted_by;
-  }
-  const int r = result.failed_rank();
-  if (r < 0) return result.status() == 0 ? exit_ok : exit_failure;
-  const comm::RankEnd& end = result.ranks[static_cast<std::size_t>(r)];
-  if (!end.error && end.term_signal == 0) {
-    // The body reported its own failure (its line is on stderr already) and returned a code.
-    return end.exit_code == exit_bad_input ? exit_bad_input : exit_failure;
-  }
-  return report_error(*result.failure());
-}
-
-int run_on_ranks(int ranks, const comm::Config& config,
-                 const std::function<Expected<int>(comm::World&)>& body) {
-  if (comm::World::launched_by_mpi()) {
-    auto world = comm::World::from_mpi(config);
-    if (!world) return report_error(world.error());
-    auto code = body(*world);
-    return code ? *code : report_error(code.error());
-  }
-  if (config.transport == comm::TransportKind::mpi) {
-    return report_error(Error(Errc::invalid_argument,
-                              "--transport mpi needs the ranks started by mpirun or srun (e.g. "
-                              "mpirun -np 2 ...); forked ranks use shared memory"));
-  }
-  std::fflush(stdout);
-  auto launched = comm::launch_local(ranks, config, body);
-  if (!launched) return report_error(launched.error());
-  return launch_exit_code(*launched);
 }
 
 }  // namespace tp::app

@@ -6,6 +6,7 @@
 #include <tilepipe/comm/world.hpp>
 #include <tilepipe/exec/calibration.hpp>
 #include <tilepipe/model/fit.hpp>
+#include <tilepipe/runtime/ranks.hpp>
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
@@ -291,18 +292,17 @@ void print_results(const comm::World& world, const PingpongOptions& opt,
   }
 }
 
-int rank_body(comm::World& world, const PingpongOptions& opt) {
+/// One rank's part: the ping-pong, and on rank 0 the table; errors go back to the launcher.
+Expected<std::vector<std::byte>> rank_body(comm::World& world, const PingpongOptions& opt) {
   if (world.size() < 2) {
-    return report_error(
-        Error(Errc::invalid_argument, "pingpong needs at least 2 ranks (mpirun -n 2)"));
+    return fail(Errc::invalid_argument, "pingpong needs at least 2 ranks (mpirun -n 2)");
   }
   if (opt.pin) pin_to_core(world.rank());
   std::vector<SizeResult> results;
-  Status s = ping_pong(world, opt, results);
-  if (!s) return report_error(s.error());
+  TP_TRY(ping_pong(world, opt, results));
   if (world.rank() == 0) print_results(world, opt, results);
   std::fflush(stdout);
-  return exit_ok;
+  return std::vector<std::byte>{};
 }
 
 int run_pingpong(int argc, char** argv) {
@@ -389,7 +389,10 @@ int run_pingpong(int argc, char** argv) {
   }
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   if (opt.ranks > cores) opt.pin = false;
-  return run_on_ranks(opt.ranks, cfg, [&](comm::World& world) { return rank_body(world, opt); });
+  std::fflush(stdout);
+  auto ran = runtime::run_ranks(opt.ranks, cfg, runtime::LaunchMode::automatic,
+                                [&](comm::World& world) { return rank_body(world, opt); });
+  return ran ? exit_ok : report_error(ran.error());
 }
 
 const CommandRegistration registration{Command{

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""The current figures at the top of docs/benchmarks.md, one short table per area, regenerated
+from the newest results under bench/*/results/ (the dated sections below them keep the detail).
+
+  tools/bench_summary.py            rewrites the block between the summary markers
+  tools/bench_summary.py --check    exits 1 when the block is not what the results give
+
+Reads only result files (JSON, and the model's summary.md); standard library only."""
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "benchmarks.md")
+BEGIN = "<!-- summary:begin (tools/bench_summary.py writes this block) -->"
+END = "<!-- summary:end -->"
+
+
+def newest(pattern):
+    """The newest results folder matching pattern (by name: they carry their date)."""
+    found = sorted(glob.glob(os.path.join(ROOT, pattern)))
+    if not found:
+        sys.exit(f"bench_summary: no results match {pattern}")
+    return found[-1]
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def comm():
+    d = newest("bench/comm/results/paired-*")
+    ratios, lat, line = [], [], []
+    for f in sorted(glob.glob(os.path.join(d, "tilepipe_shm_poll_paired.*.json"))):
+        row = next(r for r in json.load(open(f)) if r["bytes"] == 8)
+        ratios.append(row["ratio_to_cacheline"])
+        lat.append(row["latency_us"])
+        line.append(row["cacheline_us"])
+    raw = {}
+    for name in ("openmpi_vader_cma", "mpich_posix_shm"):
+        runs = [next(r for r in json.load(open(f)) if r["bytes"] == 8)["latency_us"]
+                for f in sorted(glob.glob(os.path.join(d, f"{name}.*.json")))]
+        raw[name] = statistics.median(runs)
+    return [
+        f"### Communication (`{rel(d)}`)",
+        "",
+        "| 8-byte one-way latency, shm + poll | median over runs |",
+        "|---|---:|",
+        f"| tilepipe | {statistics.median(lat):.3f} us ({len(lat)} runs) |",
+        f"| raw cache line between the same ranks | {statistics.median(line):.3f} us |",
+        f"| ratio to the paired cache line (target 1.5x) | {statistics.median(ratios):.2f}x "
+        f"({min(ratios):.2f}-{max(ratios):.2f}) |",
+        f"| raw Open MPI (vader + CMA) / MPICH (posix shm) | "
+        f"{raw['openmpi_vader_cma']:.3f} / {raw['mpich_posix_shm']:.3f} us |",
+    ]
+
+
+def executor():
+    # Of the newest day's paired runs, the one that began on the quietest machine.
+    runs = sorted(glob.glob(os.path.join(ROOT, "bench/e2e/results/compare-*")))
+    if not runs:
+        sys.exit("bench_summary: no results match bench/e2e/results/compare-*")
+    day = re.search(r"\d{4}-\d{2}-\d{2}", os.path.basename(runs[-1])).group(0)
+    same_day = [r for r in runs if day in os.path.basename(r)]
+    d = min(same_day, key=lambda r: float(json.load(open(os.path.join(r, "compare.json")))
+                                           ["load_before"]))
+    j = json.load(open(os.path.join(d, "compare.json")))
+    t_seq = j["seq_s"]
+    out = [f"### Executor, wave3d {j['size']} (`{rel(d)}`, build B, load {j['load_before']})", "",
+           "| configuration | median s | efficiency T_seq / (workers x T) |", "|---|---:|---:|"]
+    for r in j["rows"]:
+        if r["config"].startswith("pingpong"):
+            continue
+        workers = 1 if r["config"].startswith("1x1") else 2
+        out.append(f"| {r['config']} | {r['B_median']:.4f} | "
+                   f"{t_seq / (workers * r['B_median']):.2f} |")
+    return out
+
+
+def model():
+    d = newest("bench/model/results/shm-quiet-*")
+    text = open(os.path.join(d, "summary.md")).read()
+    rows = [l for l in text.splitlines() if re.match(r"\| (blocking|overlap) \+", l)]
+    choice = [l for l in text.splitlines() if re.match(r"\| \d+ \| ", l)]
+    ratios = [float(l.rstrip(" |").split("|")[-1]) for l in choice]
+    return [f"### Model against measurement, shm (`{rel(d)}`)", "",
+            "| scheme | points | median error | max error (at height) | within 10% |",
+            "|---|---|---|---|---|"] + rows + [
+            "", f"Automatic choice against the best measured point: "
+            f"{min(ratios):.3f}-{max(ratios):.3f}x over {len(ratios)} sweeps (target within 5%)."]
+
+
+def smith_waterman():
+    d = newest("bench/sw/results/*")
+    j = json.load(open(os.path.join(d, "sw_bench.json")))
+    out = [f"### Smith-Waterman against parasail (`{rel(d)}`)", "",
+           "| pair | tilepipe 1 CPU | parasail's best | 1 CPU / parasail (target 1.0) | "
+           "2 CPUs, 2 ranks / 1 CPU (target 1.85) |", "|---|---|---|---:|---|"]
+    for work in ("protein", "dna"):
+        recs = {r["config"]: r for r in j["records"] if r["workload"] == work and "config" in r}
+        one = recs["tilepipe 1 CPU"]
+        para = next(r for c, r in recs.items() if c.startswith("parasail"))
+        out.append(f"| {work} {one['length']}x{one['length']} | {one['gcups']:.2f} GCUPS | "
+                   f"{para['config'].split()[1]} {para['gcups']:.2f} GCUPS | "
+                   f"{one['gcups'] / para['gcups']:.2f}x | "
+                   f"{recs['tilepipe 2 CPUs']['speedup_vs_1cpu']:.2f}x, "
+                   f"{recs['tilepipe 2 ranks']['speedup_vs_1cpu']:.2f}x |")
+    return out
+
+
+def simulation():
+    d = newest("bench/sim/results/*")
+    j = json.load(open(os.path.join(d, "results.json")))
+    sim = [abs(r["sim_error"]) for r in j["rows"]]
+    mod = [abs(r["model_error"]) for r in j["rows"]]
+    return [f"### Simulation against measurement, wave3d {j['size']} (`{rel(d)}`)", "",
+            "| | configurations | median error | max error |", "|---|---:|---:|---:|",
+            f"| `tilepipe simulate` | {len(sim)} | {100 * statistics.median(sim):.1f}% | "
+            f"{100 * max(sim):.1f}% |",
+            f"| closed formula | {len(mod)} | {100 * statistics.median(mod):.1f}% | "
+            f"{100 * max(mod):.1f}% |"]
+
+
+def faults():
+    d = newest("bench/faults/results/*")
+    j = json.load(open(os.path.join(d, "fault_times.json")))
+    kinds = {}
+    for r in j["rows"]:
+        kind = re.sub(r"rank \d+", "a rank", r["fault"])
+        kinds.setdefault(kind, []).append(r)
+    out = [f"### Faults (`{rel(d)}`)", "", "| fault | ranks | medians |", "|---|---|---|"]
+    for kind, rows in kinds.items():
+        ranks = sorted({r["ranks"] for r in rows})
+        meds = [r["median_ms"] for r in rows]
+        out.append(f"| {kind} | {', '.join(map(str, ranks))} | "
+                   f"{min(meds):.1f}-{max(meds):.1f} ms |")
+    return out
+
+
+def block():
+    parts = [BEGIN, "## Current figures", "",
+             "The newest result of each area, on the 2-core AMD EPYC VM this project is measured "
+             "on; commands, conditions and spreads are in the dated sections below and in the "
+             "results folders named in each heading. Regenerate with "
+             "`python3 tools/bench_summary.py`.", ""]
+    for area in (comm, executor, model, smith_waterman, simulation, faults):
+        parts += area() + [""]
+    return "\n".join(parts) + END
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--check", action="store_true")
+    a = p.parse_args()
+    text = open(DOC).read()
+    fresh = block()
+    if BEGIN in text:
+        start = text.index(BEGIN)
+        stop = text.index(END) + len(END)
+        updated = text[:start] + fresh + text[stop:]
+    else:
+        title, rest = text.split("\n", 1)
+        updated = title + "\n\n" + fresh + "\n" + rest
+    if a.check:
+        if updated != text:
+            sys.exit("docs/benchmarks.md: the current figures differ from bench/*/results "
+                     "(run python3 tools/bench_summary.py)")
+        return 0
+    with open(DOC, "w") as f:
+        f.write(updated)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
