@@ -150,7 +150,7 @@ Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMod
                     Error(Errc::out_of_range, "the result of rank 0 exceeds the 1 GiB channel"), 0);
         return 1;
       }
-      std::memcpy(ch.payload(), out->data(), out->size());
+      if (!out->empty()) std::memcpy(ch.payload(), out->data(), out->size());
       *ch.length() = out->size();
     }
     return 0;
