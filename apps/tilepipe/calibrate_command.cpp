@@ -1,5 +1,5 @@
 // `tilepipe calibrate`: measures this machine and transport and writes a machine file.
-#include "calibration_runner.hpp"
+#include "calibration.hpp"
 #include "command.hpp"
 #include "link_option.hpp"
 #include "plan_options.hpp"
@@ -57,10 +57,10 @@ int run_calibrate(int argc, char** argv) {
   }
   auto parsed_link = parse_link_option(link);
   if (!parsed_link) return report_error(parsed_link.error());
-  CalibrateSpec spec;
-  spec.transport = transport;
+  // Over MPI one bar on a terminal, not one line per stage and rank in a log.
+  runtime::CalibrateSpec spec = builtin_calibration(quiet || (over_mpi && ::isatty(2) != 1));
+  spec.launch = over_mpi ? runtime::LaunchMode::mpi : runtime::LaunchMode::fork;
   spec.link = *parsed_link;
-  spec.progress = !quiet;
   if (quick) {
     spec.slab_points = std::int64_t{1} << 20;
     spec.passes = 1;
@@ -83,7 +83,7 @@ int run_calibrate(int argc, char** argv) {
                                   extent, "--tile-heights");
     if (!list) return report_error(list.error());
     base->map_dim = plan->map_dim() + 1;
-    auto shapes = plan_shapes(problem.kernel, *base, *list);
+    auto shapes = runtime::plan_shapes(problem.kernel, *base, *list);
     if (!shapes) return report_error(shapes.error());
     spec.shapes = *shapes;
     spec.compute_ranks = static_cast<int>(
@@ -93,7 +93,7 @@ int run_calibrate(int argc, char** argv) {
   } else if (!heights.empty()) {
     return report_error(Error(Errc::invalid_argument, "--tile-heights needs --kernel and --size"));
   }
-  if (output.empty()) output = default_machine_path(transport, spec.link);
+  if (output.empty()) output = runtime::default_machine_path(transport, spec.link);
   if (output.empty()) {
     return report_error(
         Error(Errc::invalid_argument,
@@ -103,7 +103,7 @@ int run_calibrate(int argc, char** argv) {
   const std::filesystem::path out_path(output);
   std::error_code ec;
   if (out_path.has_parent_path() && !std::filesystem::is_directory(out_path.parent_path(), ec)) {
-    if (output == default_machine_path(transport, spec.link)) {
+    if (output == runtime::default_machine_path(transport, spec.link)) {
       std::filesystem::create_directories(out_path.parent_path(), ec);
     }
     if (!std::filesystem::is_directory(out_path.parent_path(), ec)) {
@@ -117,39 +117,31 @@ int run_calibrate(int argc, char** argv) {
                               "-o: cannot write machine file '" + output + "': it is a directory"));
   }
 
-  std::optional<model::Machine> machine;
-  if (over_mpi) {
-    spec.progress = spec.progress && ::isatty(2) == 1;  // one bar, not one per rank
-    auto m = calibrate_machine_mpi(spec);
-    if (!m) return report_error(m.error());
-    if (!*m) return exit_ok;  // ranks other than 0 measured; rank 0 writes and reports
-    machine = std::move(*m);
-  } else {
-    auto m = calibrate_machine(spec);
-    if (!m) return report_error(m.error());
-    machine = std::move(*m);
-  }
-  if (auto st = model::save_machine(*machine, output); !st) return report_error(st.error());
+  auto machine = runtime::calibrate(spec);
+  if (!machine) return report_error(machine.error());
+  if (!*machine) return exit_ok;  // ranks other than 0 measured; rank 0 writes and reports
+  if (auto st = model::save_machine(**machine, output); !st) return report_error(st.error());
   // Read it back as every consumer will.
   model::MachineCheck readback{model::this_host(), transport, std::nullopt};
   readback.emulated_link = comm::to_string(spec.link);
   auto check = model::load_machine(output, readback);
   if (!check) return report_error(check.error());
-  const auto& c = machine->compute;
+  const model::Machine& m = **machine;
+  const auto& c = m.compute;
   fmt::print("tilepipe calibrate: wrote {}\n", output);
   fmt::print(
       "  t_comp1 (wave3d)   {:.3f} ns per point (median of {} tile sizes, {:.3f} to {:.3f})\n",
       c.t_comp1.count() * 1e9, c.samples.size(),
       c.samples.empty() ? 0.0 : c.samples.front().t_comp1.count() * 1e9,
       c.samples.empty() ? 0.0 : c.samples.back().t_comp1.count() * 1e9);
-  fmt::print("  t_start            {:.3f} us\n", machine->t_start.count() * 1e6);
-  fmt::print("  t_sync             {:.3f} us (notification, {})\n", machine->t_sync.count() * 1e6,
+  fmt::print("  t_start            {:.3f} us\n", m.t_start.count() * 1e6);
+  fmt::print("  t_sync             {:.3f} us (notification, {})\n", m.t_sync.count() * 1e6,
              comm::to_string(spec.sync));
-  fmt::print("  link               {:.3f} us + bytes / {:.3f} GB/s\n",
-             machine->link.latency.count() * 1e6, machine->link.bandwidth_bytes_per_s / 1e9);
-  fmt::print("  t_sync_in          {:.3f} us\n", machine->t_sync_in.count() * 1e6);
+  fmt::print("  link               {:.3f} us + bytes / {:.3f} GB/s\n", m.link.latency.count() * 1e6,
+             m.link.bandwidth_bytes_per_s / 1e9);
+  fmt::print("  t_sync_in          {:.3f} us\n", m.t_sync_in.count() * 1e6);
   if (spec.link.enabled) {
-    fmt::print("  emulated link      {} (measured through it)\n", machine->emulated_link);
+    fmt::print("  emulated link      {} (measured through it)\n", m.emulated_link);
   }
   return exit_ok;
 }

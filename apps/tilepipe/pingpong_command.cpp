@@ -1,5 +1,4 @@
 // `tilepipe pingpong`: one-way latency and bandwidth between ranks 0 and 1 of a comm World.
-#include "affinity.hpp"
 #include "comm_options.hpp"
 #include "command.hpp"
 
@@ -7,6 +6,7 @@
 #include <tilepipe/exec/calibration.hpp>
 #include <tilepipe/model/fit.hpp>
 #include <tilepipe/runtime/ranks.hpp>
+#include <tilepipe/runtime/run_options.hpp>
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
@@ -297,7 +297,7 @@ Expected<std::vector<std::byte>> rank_body(comm::World& world, const PingpongOpt
   if (world.size() < 2) {
     return fail(Errc::invalid_argument, "pingpong needs at least 2 ranks (mpirun -n 2)");
   }
-  if (opt.pin) pin_to_core(world.rank());
+  if (opt.pin) runtime::pin_to_cpu(world.rank());
   std::vector<SizeResult> results;
   TP_TRY(ping_pong(world, opt, results));
   if (world.rank() == 0) print_results(world, opt, results);

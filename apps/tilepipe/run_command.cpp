@@ -1,6 +1,5 @@
 // `tilepipe run`: executes a plan for a built-in wave kernel on ranks x threads and reports the
 // wall time, points per second, the checksum, per-phase times and the hidden communication.
-#include "calibration_runner.hpp"
 #include "comm_options.hpp"
 #include "command.hpp"
 #include "kernel_catalog.hpp"
@@ -11,6 +10,7 @@
 #include <tilepipe/kernels/wave.hpp>
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/machine_file.hpp>
+#include <tilepipe/runtime/calibrate.hpp>
 #include <tilepipe/runtime/run.hpp>
 #include <tilepipe/support/parse.hpp>
 
@@ -220,7 +220,7 @@ Expected<std::optional<model::Machine>> model_machine(RunFlags& f, bool schedule
     machine = *m;
     f.machine_label = m->name + " (" + f.machine + ")";
   } else if (tile_open || any_auto) {
-    const std::string path = default_machine_path(transport, config.link);
+    const std::string path = runtime::default_machine_path(transport, config.link);
     std::error_code ec;
     if (!path.empty() && std::filesystem::exists(path, ec)) {
       auto m = model::load_machine(path, check);

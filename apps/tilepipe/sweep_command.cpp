@@ -1,6 +1,6 @@
 // `tilepipe sweep`: runs every scheme x tile height with `tilepipe run`, next to the model's
 // prediction; table, JSON, CSV and a plot of time against tile height like the seeds' figures.
-#include "calibration_runner.hpp"
+#include "calibration.hpp"
 #include "command.hpp"
 #include "link_option.hpp"
 #include "plan_options.hpp"
@@ -277,19 +277,18 @@ int run_sweep(int argc, char** argv) {
     if (!m) return report_error(m.error());
     machine = *m;
   } else {
-    CalibrateSpec spec;
-    spec.progress = !quiet;
+    runtime::CalibrateSpec spec = builtin_calibration(quiet);
     spec.link = *link;
-    auto shapes = plan_shapes(problem.kernel, *base, *height_list);
+    auto shapes = runtime::plan_shapes(problem.kernel, *base, *height_list);
     if (!shapes) return report_error(shapes.error());
     spec.shapes = *shapes;
     spec.compute_ranks =
         static_cast<int>(std::clamp<std::int64_t>(base->nodes * base->cpus, 1, 16));
     spec.slab_points = std::min(
         spec.slab_points, std::max<std::int64_t>(1, base_plan->space().points() / base->nodes));
-    auto m = calibrate_machine(spec);
+    auto m = runtime::calibrate(spec);
     if (!m) return report_error(m.error());
-    machine = *m;
+    machine = **m;
   }
 
   if (!save_machine_path.empty()) {

@@ -14,6 +14,23 @@ std::int64_t affinity_cpus() {
   return std::max(1, CPU_COUNT(&set));
 }
 
+void pin_to_cpu(int index) noexcept {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (index < 0 || ::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  const int n = CPU_COUNT(&allowed);
+  if (n == 0) return;
+  int k = index % n;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &allowed) || k-- > 0) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    (void)::sched_setaffinity(0, sizeof one, &one);
+    return;
+  }
+}
+
 Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMatrix& deps,
                               std::int64_t nodes, const RunOptions& o) {
   plan::PlanRequest request;

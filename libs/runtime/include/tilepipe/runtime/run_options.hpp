@@ -62,4 +62,8 @@ Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMat
 /// The CPUs in this process's affinity mask (at least 1).
 std::int64_t affinity_cpus();
 
+/// Pins the calling thread to CPU `index` (modulo their count) of this process's affinity mask,
+/// e.g. one local rank per core; does nothing when the mask cannot be read or set.
+void pin_to_cpu(int index) noexcept;
+
 }  // namespace tp::runtime

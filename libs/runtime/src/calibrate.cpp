@@ -1,0 +1,416 @@
+// Calibration: compute probes on concurrent ranks, communication probes between two ranks per
+// sync mode, the thread barrier, then the fit into a tp::model::Machine.
+#include <tilepipe/exec/calibration.hpp>
+#include <tilepipe/model/cost_model.hpp>
+#include <tilepipe/model/fit.hpp>
+#include <tilepipe/model/machine_file.hpp>
+#include <tilepipe/runtime/calibrate.hpp>
+#include <tilepipe/runtime/run_options.hpp>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <span>
+
+namespace tp::runtime {
+namespace {
+
+constexpr std::size_t max_shapes = 128;
+constexpr std::size_t max_sizes = 32;
+constexpr int max_ranks = 16;
+constexpr int tag_compute = 1;
+
+std::string shape_text(const ComputeShape& s) {
+  std::string t = s.kernel + " ";
+  for (std::size_t i = 0; i < s.tile.size(); ++i) t += (i ? "x" : "") + std::to_string(s.tile[i]);
+  return t;
+}
+
+std::vector<std::byte> to_bytes(const std::vector<double>& v) {
+  const auto b = std::as_bytes(std::span(v));
+  return {b.begin(), b.end()};
+}
+
+std::vector<double> from_bytes(const std::vector<std::byte>& b) {
+  std::vector<double> v(b.size() / sizeof(double));
+  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(double));
+  return v;
+}
+
+/// Calls the spec's progress display, if any (rank 0 only).
+void show(const CalibrateSpec& spec, int rank, int done, int total, std::string_view what) {
+  if (spec.progress && rank == 0) spec.progress(done, total, what);
+}
+
+/// The compute probes of one rank: one per (kernel, cross-section, direction), shared by the
+/// heights of its shapes.
+class ComputeProbes {
+ public:
+  static Expected<ComputeProbes> make(const CalibrateSpec& spec) {
+    ComputeProbes out;
+    std::vector<std::int64_t> max_height;
+    for (const auto& s : spec.shapes) {
+      std::vector<std::int64_t> cross = s.tile;
+      cross[static_cast<std::size_t>(s.along)] = 1;
+      std::size_t g = 0;
+      while (g < out.groups_.size() &&
+             !(out.groups_[g].kernel == s.kernel && out.groups_[g].tile == cross &&
+               out.groups_[g].along == s.along)) {
+        ++g;
+      }
+      if (g == out.groups_.size()) {
+        out.groups_.push_back(ComputeShape{s.kernel, cross, s.along});
+        max_height.push_back(1);
+      }
+      max_height[g] = std::max(max_height[g], s.tile[static_cast<std::size_t>(s.along)]);
+      out.shape_group_.push_back(g);
+    }
+    for (std::size_t g = 0; g < out.groups_.size(); ++g) {
+      auto pass = spec.probes(out.groups_[g], max_height[g], spec.slab_points);
+      if (!pass) return Unexpected{pass.error()};
+      out.passes_.push_back(std::move(*pass));
+    }
+    return out;
+  }
+  /// One timed pass of shape i: seconds per point.
+  double pass(std::size_t i, const ComputeShape& s) {
+    return passes_[shape_group_[i]](s.tile[static_cast<std::size_t>(s.along)]);
+  }
+
+ private:
+  std::vector<ComputeShape> groups_;  // cross-sections (extent 1 along the direction)
+  std::vector<TileCostPass> passes_;  // by group
+  std::vector<std::size_t> shape_group_;
+};
+
+/// The compute probes on every rank of `world` at once (they share caches and memory bandwidth
+/// as the ranks of a run do; barriers keep them in step): per shape the median over spec.passes
+/// passes (interleaved over the shapes) of the seconds per point; on rank 0 the mean over the
+/// ranks, elsewhere this rank's medians.
+Expected<std::vector<double>> measure_compute(comm::World& world, const CalibrateSpec& spec,
+                                              int total) {
+  const std::size_t n = spec.shapes.size();
+  show(spec, world.rank(), 0, total, "compute probes: filling the slabs");
+  auto probes = ComputeProbes::make(spec);
+  if (!probes) return Unexpected{probes.error()};
+  std::vector<std::vector<double>> per_point(n);
+  for (int pass = 0; pass < spec.passes; ++pass) {
+    for (std::size_t i = 0; i < n; ++i) {
+      TP_TRY(world.barrier());
+      show(spec, world.rank(),
+           static_cast<int>((static_cast<std::size_t>(pass) * n + i)) / spec.passes, total,
+           fmt::format("compute {} (pass {})", shape_text(spec.shapes[i]), pass + 1));
+      per_point[i].push_back(probes->pass(i, spec.shapes[i]));
+    }
+  }
+  std::vector<double> mine;
+  for (auto& v : per_point) mine.push_back(model::median(v));
+  if (world.rank() != 0) {
+    TP_TRY(world.send(0, tag_compute, std::as_bytes(std::span(mine))));
+    return mine;
+  }
+  std::vector<double> mean(n, 0.0);
+  std::vector<double> theirs(n);
+  for (int r = 0; r < world.size(); ++r) {
+    if (r > 0) {
+      auto got = world.recv(r, tag_compute, std::as_writable_bytes(std::span(theirs)));
+      if (!got) return Unexpected{got.error()};
+    }
+    const auto& v = r == 0 ? mine : theirs;
+    for (std::size_t i = 0; i < n; ++i) mean[i] += v[i] / world.size();
+  }
+  return mean;
+}
+
+/// The communication probes between ranks 0 and 1: per size the one-way time, then per size the
+/// isend time, then the notification latency (rank 0; empty elsewhere).
+Expected<std::vector<double>> measure_comm(comm::World& world, const CalibrateSpec& spec,
+                                           bool sizes) {
+  exec::CommProbeOptions popt;
+  if (sizes) popt.sizes = spec.sizes;
+  popt.round_trips = spec.round_trips;
+  auto r = exec::probe_comm(world, popt);
+  if (!r) return Unexpected{r.error()};
+  std::vector<double> out;
+  if (world.rank() != 0) return out;
+  for (const auto& [bytes, s] : r->one_way_s) out.push_back(s);
+  for (const auto& [bytes, s] : r->isend_s) out.push_back(s);
+  out.push_back(r->notify_s);
+  return out;
+}
+
+Status check_spec(const CalibrateSpec& spec) {
+  if (!spec.probes) return fail(Errc::invalid_argument, "calibration needs the kernels' probes");
+  if (spec.shapes.empty() || spec.shapes.size() > max_shapes) {
+    return fail(Errc::invalid_argument, "calibration needs 1 to " + std::to_string(max_shapes) +
+                                            " tile shapes, not " +
+                                            std::to_string(spec.shapes.size()));
+  }
+  for (const auto& s : spec.shapes) {
+    if (s.tile.empty() || s.along < 0 || s.along >= static_cast<int>(s.tile.size()) ||
+        std::any_of(s.tile.begin(), s.tile.end(), [](std::int64_t w) { return w < 1; })) {
+      return fail(Errc::invalid_argument, "calibration shape '" + shape_text(s) + "' is invalid");
+    }
+  }
+  if (spec.sizes.size() < 2 || spec.sizes.size() > max_sizes) {
+    return fail(Errc::invalid_argument, "calibration needs 2 to 32 message sizes");
+  }
+  if (spec.compute_ranks < 1 || spec.compute_ranks > max_ranks) {
+    return fail(Errc::invalid_argument, "calibration runs 1 to 16 compute ranks");
+  }
+  if (spec.passes < 1) return fail(Errc::invalid_argument, "calibration needs at least 1 pass");
+  return {};
+}
+
+/// What the probes measured, on the rank that fits (rank 0).
+struct RawCalibration {
+  std::vector<double> t_comp1_s;  ///< per shape: seconds per point, mean over ranks
+  std::vector<double> one_way_s;  ///< per spec.sizes entry
+  std::vector<double> isend_s;    ///< per spec.sizes entry
+  /// By SyncMode (poll, block, hybrid); < 0: not measured.
+  std::array<double, 3> notify_s{-1, -1, -1};
+  double t_sync_in_s = 0;
+  int compute_ranks = 1;
+};
+
+/// The comm probe's bytes (measure_comm, with sizes) into `raw`.
+Status take_comm(const CalibrateSpec& spec, const std::vector<double>& v, RawCalibration& raw) {
+  const std::size_t n = spec.sizes.size();
+  if (v.size() != 2 * n + 1) return fail(Errc::internal, "the communication probe came back short");
+  raw.one_way_s.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+  raw.isend_s.assign(v.begin() + static_cast<std::ptrdiff_t>(n),
+                     v.begin() + static_cast<std::ptrdiff_t>(2 * n));
+  return {};
+}
+
+std::int64_t tile_points(const ComputeShape& shape) {
+  std::int64_t g = 1;
+  for (auto w : shape.tile) g *= w;
+  return g;
+}
+
+/// The machine file fitted to `raw`.
+Expected<model::Machine> fit_machine(const CalibrateSpec& spec, const RawCalibration& raw) {
+  const std::string transport = spec.launch == LaunchMode::mpi ? "mpi" : "shm";
+  model::Machine m;
+  const auto host = model::this_host();
+  m.name = host.hostname + "-" + transport;
+  m.host_bound = true;
+  m.hostname = host.hostname;
+  m.cpu_model = host.cpu_model;
+  m.transport = transport;
+  m.emulated_link = comm::to_string(spec.link);
+  if (spec.link.enabled) m.name += "-link";
+  m.source = fmt::format(
+      "tilepipe calibrate: {} tile shapes on {} concurrent ranks ({} points streamed, median of "
+      "{} passes); ping-pong of {} sizes between 2 ranks (median of up to {} round trips)",
+      spec.shapes.size(), raw.compute_ranks, spec.slab_points, spec.passes, spec.sizes.size(),
+      spec.round_trips);
+  std::map<std::string, std::vector<model::ComputeSample>> by_kernel;
+  for (std::size_t i = 0; i < spec.shapes.size(); ++i) {
+    by_kernel[spec.shapes[i].kernel].push_back(
+        {tile_points(spec.shapes[i]), model::Seconds{raw.t_comp1_s[i]}});
+  }
+  for (auto& [name, samples] : by_kernel) {
+    auto cost = model::compute_cost_from(samples, sizeof(float));
+    if (!cost) return Unexpected{cost.error()};
+    m.kernels.emplace(name, *cost);
+  }
+  m.compute = m.kernels.count("wave3d") ? m.kernels.at("wave3d") : m.kernels.begin()->second;
+  std::vector<model::TransferSample> transfers;
+  std::vector<double> starts;
+  nlohmann::json one_way = nlohmann::json::array();
+  for (std::size_t i = 0; i < spec.sizes.size(); ++i) {
+    transfers.push_back({spec.sizes[i], model::Seconds{raw.one_way_s[i]}});
+    starts.push_back(raw.isend_s[i]);
+    one_way.push_back({{"bytes", spec.sizes[i]},
+                       {"one_way_us", raw.one_way_s[i] * 1e6},
+                       {"isend_us", raw.isend_s[i] * 1e6}});
+  }
+  auto link = model::fit_link_cost(transfers);
+  if (!link) return Unexpected{link.error()};
+  m.link = *link;
+  m.t_start = model::Seconds{model::median(starts)};
+  m.t_sync = model::Seconds{raw.notify_s[static_cast<std::size_t>(spec.sync)]};
+  if (spec.link.enabled) {
+    // The 8-byte notification flew through the emulated link: its flight (latency + 8 B /
+    // bandwidth) is the face's flight, which t_comm already counts once (docs/model.md,
+    // "Emulated link"); t_sync keeps what the transport adds on top of it.
+    const double flight =
+        std::chrono::duration<double>(spec.link.latency + spec.link.transfer_time(8)).count();
+    m.t_sync = model::Seconds{std::max(0.0, m.t_sync.count() - flight)};
+  }
+  m.t_sync_in = model::Seconds{raw.t_sync_in_s};
+  m.send_mode = model::SendMode::serial;
+  nlohmann::json notes;
+  // Modes not measured (over MPI only the runs' mode is: the mode is a World setting) are null.
+  const auto us = [](double s) { return s >= 0 ? nlohmann::json(s * 1e6) : nlohmann::json(); };
+  notes["notify_us"] = {{"poll", us(raw.notify_s[0])},
+                        {"block", us(raw.notify_s[1])},
+                        {"hybrid", us(raw.notify_s[2])}};
+  notes["t_sync_mode"] = std::string(comm::to_string(spec.sync));
+  notes["messages"] = one_way;
+  notes["compute_ranks"] = raw.compute_ranks;
+  m.notes = notes.dump();
+  return m;
+}
+
+/// Forked ranks: the compute probes on spec.compute_ranks ranks (block sync: waiting ranks must
+/// not steal the measuring ones' cores), then per sync mode a ping-pong between two ranks pinned
+/// to distinct cores (two spinning ranks on one core measure the spin budget, not the
+/// notification), the runs' mode first with every message size.
+Expected<RawCalibration> measure_forked(const CalibrateSpec& spec) {
+  const int n_shapes = static_cast<int>(spec.shapes.size());
+  const int total = n_shapes + 4;
+  RawCalibration raw;
+  raw.compute_ranks = spec.compute_ranks;
+  comm::Config config;
+  config.sync = comm::SyncMode::block;
+  auto compute = run_ranks(spec.compute_ranks, config, LaunchMode::fork,
+                           [&](comm::World& world) -> Expected<std::vector<std::byte>> {
+                             auto t = measure_compute(world, spec, total);
+                             if (!t) return Unexpected{t.error()};
+                             TP_TRY(world.barrier());
+                             return to_bytes(*t);
+                           });
+  if (!compute) return Unexpected{compute.error()};
+  raw.t_comp1_s = from_bytes(compute->bytes);
+  const std::array<comm::SyncMode, 3> modes{spec.sync, comm::SyncMode::poll, comm::SyncMode::block};
+  for (std::size_t m = 0; m < modes.size(); ++m) {
+    if (m > 0 && modes[m] == spec.sync) continue;
+    show(spec, 0, n_shapes + static_cast<int>(m), total,
+         fmt::format("communication, sync {}", comm::to_string(modes[m])));
+    comm::Config cc;
+    cc.sync = modes[m];
+    cc.link = spec.link;
+    auto probe = run_ranks(2, cc, LaunchMode::fork,
+                           [&](comm::World& world) -> Expected<std::vector<std::byte>> {
+                             pin_to_cpu(world.rank());
+                             auto v = measure_comm(world, spec, m == 0);
+                             if (!v) return Unexpected{v.error()};
+                             return to_bytes(*v);
+                           });
+    if (!probe) return Unexpected{probe.error()};
+    const auto v = from_bytes(probe->bytes);
+    if (v.empty()) return fail(Errc::internal, "the communication probe came back empty");
+    if (m == 0) TP_TRY(take_comm(spec, v, raw));
+    raw.notify_s[static_cast<std::size_t>(modes[m])] = v.back();
+  }
+  show(spec, 0, n_shapes + 3, total, "node synchronization (t_sync_in)");
+  raw.t_sync_in_s = exec::measure_thread_sync_s(2);
+  show(spec, 0, total, total, "done");
+  return raw;
+}
+
+/// The MPI job's ranks: every rank measures the compute probes at once, ranks 0 and 1 ping-pong
+/// in spec.sync (the mode is a World setting, and MPI is initialised once per process). The
+/// machine's raw data on rank 0, nullopt elsewhere.
+Expected<std::optional<RawCalibration>> measure_mpi(const CalibrateSpec& spec) {
+  if (spec.link.enabled) {
+    return Unexpected{Error::about("link", Errc::invalid_argument,
+                                   "emulates a link between ranks of one host; calibrate it on "
+                                   "forked ranks, not over MPI")};
+  }
+  const int n_shapes = static_cast<int>(spec.shapes.size());
+  const int total = n_shapes + 2;
+  comm::Config config;
+  config.transport = comm::TransportKind::mpi;
+  config.sync = spec.sync;
+  int ranks = 0;
+  auto ran = run_ranks(
+      0, config, LaunchMode::mpi, [&](comm::World& world) -> Expected<std::vector<std::byte>> {
+        if (world.size() < 2) {
+          return fail(Errc::invalid_argument,
+                      "calibration over MPI needs at least 2 ranks (e.g. "
+                      "mpirun -np 2)");
+        }
+        ranks = world.size();
+        auto t = measure_compute(world, spec, total);
+        if (!t) return Unexpected{t.error()};
+        show(spec, world.rank(), n_shapes, total,
+             fmt::format("communication over MPI, sync {}", comm::to_string(spec.sync)));
+        auto c = measure_comm(world, spec, true);
+        if (!c) return Unexpected{c.error()};
+        TP_TRY(world.barrier());
+        t->insert(t->end(), c->begin(), c->end());
+        return to_bytes(*t);
+      });
+  if (!ran) return Unexpected{ran.error()};
+  if (!ran->root) return std::optional<RawCalibration>{};
+  RawCalibration raw;
+  raw.compute_ranks = ranks;
+  auto v = from_bytes(ran->bytes);
+  if (v.size() < spec.shapes.size()) return fail(Errc::internal, "the probes came back short");
+  raw.t_comp1_s.assign(v.begin(), v.begin() + n_shapes);
+  v.erase(v.begin(), v.begin() + n_shapes);
+  TP_TRY(take_comm(spec, v, raw));
+  raw.notify_s[static_cast<std::size_t>(spec.sync)] = v.back();
+  show(spec, 0, n_shapes + 1, total, "node synchronization (t_sync_in)");
+  raw.t_sync_in_s = exec::measure_thread_sync_s(2);
+  show(spec, 0, total, total, "done");
+  return std::optional<RawCalibration>{std::move(raw)};
+}
+
+}  // namespace
+
+Expected<std::optional<model::Machine>> calibrate(const CalibrateSpec& spec) {
+  TP_TRY(check_spec(spec));
+  std::optional<RawCalibration> raw;
+  if (spec.launch == LaunchMode::mpi) {
+    auto r = measure_mpi(spec);
+    if (!r) return Unexpected{r.error()};
+    raw = std::move(*r);
+  } else if (spec.launch == LaunchMode::fork) {
+    auto r = measure_forked(spec);
+    if (!r) return Unexpected{r.error()};
+    raw = std::move(*r);
+  } else {
+    return fail(Errc::invalid_argument, "calibration forks its ranks or joins MPI (not auto)");
+  }
+  if (!raw) return std::optional<model::Machine>{};
+  auto m = fit_machine(spec, *raw);
+  if (!m) return Unexpected{m.error()};
+  return std::optional<model::Machine>{std::move(*m)};
+}
+
+Expected<std::vector<ComputeShape>> plan_shapes(const std::string& kernel,
+                                                const plan::PlanRequest& base,
+                                                const std::vector<std::int64_t>& heights) {
+  std::vector<ComputeShape> out;
+  for (auto z : heights) {
+    plan::PlanRequest r = base;
+    r.tile_kind = plan::TileSpecKind::height;
+    r.tile_height = z;
+    auto p = plan::Plan::make(r);
+    if (!p) return Unexpected{p.error()};
+    if (!p->tiling().is_rectangular()) {
+      return fail(Errc::invalid_argument, "calibration needs rectangular tiles");
+    }
+    ComputeShape s{kernel, p->tiling().tile_extents(), p->map_dim()};
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const ComputeShape& o) {
+      return o.tile == s.tile && o.along == s.along;
+    });
+    if (!seen) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::string default_machine_path(std::string_view transport, const comm::Link& link) {
+  if (const char* e = std::getenv("TILEPIPE_MACHINE"); e != nullptr && *e != '\0') return e;
+  const std::string file =
+      "/tilepipe/machine-" + std::string(transport) + (link.enabled ? "-link" : "") + ".json";
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x != nullptr && *x != '\0') {
+    return std::string(x) + file;
+  }
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
+    return std::string(h) + "/.config" + file;
+  }
+  return "";
+}
+
+}  // namespace tp::runtime
