@@ -6,7 +6,7 @@ CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 # Debian packages the build, the tests and the plotting tools need.
 DEB_PACKAGES := cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev \
   libfmt-dev nlohmann-json3-dev libcli11-dev libhwloc-dev openmpi-bin libopenmpi-dev \
-  mpich libmpich-dev python3 python3-matplotlib clang-format-14 emboss emboss-data
+  mpich libmpich-dev python3 python3-matplotlib python3-numpy clang-format-14 emboss emboss-data
 
 .PHONY: all deps build test demo format format-check clean
 # build-<preset> and test-<preset> (release, asan, tsan, dev, nompi) are pattern rules below;

@@ -12,6 +12,7 @@
 #include <tilepipe/model/machine_file.hpp>
 #include <tilepipe/runtime/calibrate.hpp>
 #include <tilepipe/runtime/run.hpp>
+#include <tilepipe/support/npy.hpp>
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
@@ -35,6 +36,7 @@ struct RunFlags {
   CommFlags comm;
   std::string subtiles = "auto";
   std::string trace;
+  std::string output;  ///< --output FILE.npy
   bool verify = false;
   bool json = false;
   bool cpus_given = false;
@@ -100,6 +102,8 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total) {
         hidden < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(hidden);
     j["verified"] = verified ? nlohmann::ordered_json(*verified) : nlohmann::ordered_json(nullptr);
     j["link"] = comm::to_string(f.parsed_link);
+    j["output"] =
+        f.output.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.output);
     if (choice) {
       j["chosen_by"] = choice->chosen_by_model ? "model" : "user";
       j["machine"] = f.machine_label;
@@ -164,6 +168,7 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total) {
       fmt::print("  communication hidden behind computation: no faces moved between ranks\n");
     }
     if (verified) fmt::print("  verified           {}\n", *verified ? "yes (bit for bit)" : "NO");
+    if (!f.output.empty()) fmt::print("  array written to   {}\n", f.output);
     if (choice) {
       fmt::print("  predicted time     {:.6f} s (machine {})\n", choice->prediction.total.count(),
                  f.machine_label);
@@ -271,6 +276,8 @@ int run_run(int argc, char** argv) {
   app.add_flag("--comm-thread", f.comm_thread,
                "one thread per rank does all communication and computes a smaller share");
   app.add_flag("--verify", f.verify, "also run the sequential reference; fail unless identical");
+  app.add_option("--output", f.output,
+                 "write the computed array (the interior, C order, float32) to this .npy file");
   app.add_flag("--json", f.json, "print the results as one JSON object");
   app.add_option("--machine", f.machine,
                  "machine file (tilepipe calibrate): --tile/--schedule/--grouping auto choose by "
@@ -308,6 +315,11 @@ int run_run(int argc, char** argv) {
 
   auto extents = parse_extents(f.plan.size, "--size");
   if (!extents) return report_error(extents.error());
+  if (app.count("--output") > 0) {  // checked before any work (the door checks it again)
+    if (auto st = check_output_path(f.output); !st) {
+      return report_error(Error::about("output", st.error().code, st.error().message));
+    }
+  }
   if (!f.plan.tiling_matrix.empty()) {
     return report_error(Error(Errc::invalid_argument,
                               "tilepipe run executes rectangular tiles (--tile), not a general "
@@ -344,6 +356,7 @@ int run_run(int argc, char** argv) {
   o.comm = config;
   o.trace = !f.trace.empty();
   o.verify = f.verify;
+  o.output = f.output;
   o.machine = *machine;
   o.kernel_name = f.plan.kernel;
   switch (extents->size()) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -197,5 +198,34 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadRun>& param) {
       return "case" + std::to_string(param.index);
     });
+
+}  // namespace
+
+namespace {
+
+TEST(RunCli, output_writes_the_array_and_names_it_in_the_json) {
+  const std::string dir = "/tmp/tp_run_output_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/u.npy";
+  auto r = run({"--kernel", "wave2d", "--size", "40x33", "--nodes", "2", "--cpus", "1", "--tile",
+                "8", "--sync", "block", "--output", path, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["output"], path);
+  // 10 + header + 40 x 33 float32 values, the header padded to 64 bytes.
+  EXPECT_EQ(std::filesystem::file_size(path), 128u + 40u * 33u * 4u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RunCli, an_output_that_cannot_be_written_is_refused_before_the_run) {
+  for (const std::string& bad :
+       {std::string("/nonexistent-dir/u.npy"), std::string("/tmp"), std::string("")}) {
+    auto r = run({"--kernel", "wave2d", "--size", "64x64", "--output", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_EQ(r.err.rfind("tilepipe: error: --output ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists("/nonexistent-dir"));
+}
 
 }  // namespace

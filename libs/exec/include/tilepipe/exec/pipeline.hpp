@@ -39,6 +39,26 @@ Status reduce_rank_result(const K& kernel, const RankLayout<K::dims>& layout,
   return {};
 }
 
+/// The values of the rank's tiles (their bounding box: they tile it) into the outcome.
+template <class T, int D, class Outcome>
+void keep_rank_values(const RankLayout<D>& layout, const SlabView<T, D>& slab, Outcome& outcome) {
+  Box<D> box = layout.steps.front().tasks.front().box;
+  for (const auto& s : layout.steps) {
+    for (const auto& task : s.tasks) {
+      for (int d = 0; d < D; ++d) {
+        box.lo[d] = std::min(box.lo[d], task.box.lo[d]);
+        box.hi[d] = std::max(box.hi[d], task.box.hi[d]);
+      }
+    }
+  }
+  outcome.values_lo.assign(box.lo.begin(), box.lo.end());
+  outcome.values_hi.assign(box.hi.begin(), box.hi.end());
+  outcome.values.resize(static_cast<std::size_t>(box.volume()) * sizeof(T));
+  pack<T, D>(slab, box,
+             std::span<T>(reinterpret_cast<T*>(outcome.values.data()),
+                          static_cast<std::size_t>(box.volume())));
+}
+
 /// A resident rank ready to run: its layout, and its slab with the face stream.
 template <ResidentKernel K>
 struct ResidentRank {
@@ -152,6 +172,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
                            close));
   records.finish(outcome);
   TP_TRY(detail::reduce_rank_result(kernel, layout, slab, threads, world.rank(), outcome));
+  if (options.keep_values) detail::keep_rank_values(layout, slab, outcome);
   return outcome;
 }
 

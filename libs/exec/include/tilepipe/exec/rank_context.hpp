@@ -38,6 +38,8 @@ struct PipelineOptions {
   double comm_thread_share = -1;
   /// How resident faces reach a neighbour rank (direct: one copy straight into its slab).
   FaceMode faces = FaceMode::automatic;
+  /// Resident kernels: keep the values the rank computed (RankOutcome::values).
+  bool keep_values = false;
   /// Record spans for a Chrome trace.
   bool trace = false;
   /// Time zero of the trace (the same on every rank of a host).
@@ -50,6 +52,10 @@ struct RankOutcome {
   R result{};
   RankReport report;
   std::vector<Span> spans;
+  /// With PipelineOptions::keep_values: the box of the points this rank computed (1-based,
+  /// half-open, a bound per dimension) and their values in row-major order, as bytes.
+  std::vector<Index> values_lo, values_hi;
+  std::vector<std::byte> values;
 };
 
 namespace detail {

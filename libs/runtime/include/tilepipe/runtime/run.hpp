@@ -7,6 +7,7 @@
 #include <tilepipe/exec/local_runner.hpp>
 #include <tilepipe/exec/pipeline.hpp>
 #include <tilepipe/exec/pipeline_frontier.hpp>
+#include <tilepipe/runtime/array_output.hpp>
 #include <tilepipe/runtime/ranks.hpp>
 #include <tilepipe/runtime/run_options.hpp>
 
@@ -112,13 +113,14 @@ Status decode_total(const std::vector<std::byte>& blob, RunResult<R>& out) {
   return {};
 }
 
-/// The bytes a resident kernel's slabs take over the whole space (with a verification, twice).
+/// The bytes a resident kernel's slabs take over the whole space (once more with a verification,
+/// and once more for the values kept for an output file).
 template <exec::Kernel K>
-double array_bytes(const plan::Plan& plan, bool verify) {
+double array_bytes(const plan::Plan& plan, const RunOptions& options) {
   if constexpr (exec::ResidentKernel<K>) {
     const double one = static_cast<double>(plan.space().points()) *
                        static_cast<double>(sizeof(typename K::value_type));
-    return verify ? 2 * one : one;
+    return one * (1 + (options.verify ? 1 : 0) + (options.output.empty() ? 0 : 1));
   } else {
     return 0;
   }
@@ -161,12 +163,29 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   RunResult<R> out(std::move(*planned));
   const plan::Plan& plan = out.planned.plan;
   const std::optional<model::Choice>& choice = out.planned.choice;
-  if (!mpi) TP_TRY(detail::check_memory(detail::array_bytes<K>(plan, options.verify)));
+  if (!mpi) TP_TRY(detail::check_memory(detail::array_bytes<K>(plan, options)));
+  // The output file, before any work: created here when forking (the ranks inherit it; this
+  // process makes it visible when they succeeded), by rank 0 under MPI.
+  std::optional<NpyWriter> output;
+  const auto open_output = [&]() -> Status {
+    if constexpr (exec::ResidentKernel<K>) {
+      auto w = NpyWriter::create(options.output, npy_dtype<typename K::value_type>(), size);
+      if (!w) return Unexpected{Error::about("output", w.error().code, w.error().message)};
+      output.emplace(std::move(*w));
+      return {};
+    } else {
+      return Unexpected{Error::about("output", Errc::invalid_argument,
+                                     "needs a kernel that keeps its array (this one passes "
+                                     "only faces between its tiles)")};
+    }
+  };
+  if (!options.output.empty() && !mpi) TP_TRY(open_output());
   if (options.comm_thread) TP_TRY(exec::check_comm_thread(plan));
   exec::PipelineOptions popts;
   popts.trace = options.trace;
   popts.comm_thread = options.comm_thread;
   popts.faces = options.faces;
+  popts.keep_values = !options.output.empty();
   popts.subtiles = options.subtiles;
   if (popts.subtiles == 0 && choice && choice->prediction.step.subtiles > 0) {
     popts.subtiles = static_cast<int>(choice->prediction.step.subtiles);  // seed 002 (7)
@@ -193,8 +212,23 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
       rank_options.epoch = Clock::time_point(
           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*first)));
     }
+    if (!options.output.empty() && mpi) {
+      // Rank 0 opens the file; every rank learns whether it could before the run.
+      Status opened = world.rank() == 0 ? open_output() : Status{};
+      auto all = world.allreduce_min(opened ? 1.0 : 0.0);
+      if (!all) return Unexpected{all.error()};
+      if (!opened) return Unexpected{opened.error()};
+      if (*all < 1) return fail(Errc::invalid_argument, "rank 0 cannot write the output file");
+    }
     auto outcome = exec::run_rank(kernel, plan, world, rank_options);
     if (!outcome) return Unexpected{outcome.error()};
+    if constexpr (exec::ResidentKernel<K>) {
+      if (!options.output.empty()) {
+        TP_TRY((detail::write_array<typename K::value_type, K::dims>(
+            world, *outcome, output ? &*output : nullptr, size)));
+        if (mpi && world.rank() == 0) TP_TRY(output->commit());
+      }
+    }
     auto total = exec::gather_outcomes<K>(world, *outcome);
     if (!total) return Unexpected{total.error()};
     if (world.rank() != 0) return std::vector<std::byte>{};
@@ -209,6 +243,7 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   auto ran = run_ranks(static_cast<int>(plan.nodes()), config,
                        mpi ? LaunchMode::mpi : LaunchMode::fork, body);
   if (!ran) return Unexpected{ran.error()};
+  if (output && !mpi) TP_TRY(output->commit());
   out.rank = ran->rank;
   out.root = ran->root;
   if (out.root) TP_TRY(detail::decode_total(ran->bytes, out));

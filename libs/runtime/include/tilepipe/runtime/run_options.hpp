@@ -42,6 +42,9 @@ struct RunOptions {
   LaunchMode launch = LaunchMode::automatic;
   bool trace = false;   ///< collect every rank's spans (RunResult::spans)
   bool verify = false;  ///< also run the kernel as one tile in order and compare the results
+  /// Resident kernels: write the computed array (the space 1..size[d], C order, the kernel's
+  /// value type) to this .npy file, made visible only when complete; empty: none.
+  std::string output;
   /// The machine the cost model predicts with: with one, what the options leave open (tile,
   /// schedule, grouping) is chosen by the model.
   std::optional<model::Machine> machine;
