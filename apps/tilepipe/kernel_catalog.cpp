@@ -36,9 +36,12 @@ Expected<KernelInfo> find_kernel(std::string_view name) {
                                           "' (choose " + kernel_names() + ")");
 }
 
-std::string kernel_names() {
+std::string kernel_names(std::optional<exec::Storage> storage) {
   std::string names;
-  for (const auto& k : catalog()) names += (names.empty() ? "" : "|") + std::string(k.name);
+  for (const auto& k : catalog()) {
+    if (!storage || k.storage == *storage)
+      names += (names.empty() ? "" : "|") + std::string(k.name);
+  }
   return names;
 }
 

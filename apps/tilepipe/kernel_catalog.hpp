@@ -6,6 +6,7 @@
 #include <tilepipe/plan/iteration_space.hpp>
 #include <tilepipe/support/expected.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,7 +22,7 @@ struct KernelInfo {
 /// wave2d/wave3d/wave4d and sw; an error names the choices.
 Expected<KernelInfo> find_kernel(std::string_view name);
 
-/// "wave2d|wave3d|wave4d|sw".
-std::string kernel_names();
+/// "wave2d|wave3d|wave4d|sw"; with a storage, only the kernels of that storage.
+std::string kernel_names(std::optional<exec::Storage> storage = std::nullopt);
 
 }  // namespace tp::app

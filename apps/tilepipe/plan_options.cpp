@@ -9,16 +9,22 @@
 
 namespace tp::app {
 
-void PlanOptions::add_to(CLI::App& app) {
-  app.add_option("--kernel", kernel, "built-in kernel: " + kernel_names());
-  app.add_option("--deps", deps, "dependence vectors, e.g. \"1,0,0;0,1,0;0,0,1\"");
+void PlanOptions::add_to(CLI::App& app, bool executes) {
+  if (executes) {
+    app.add_option("--kernel", kernel, "built-in kernel: " + kernel_names(exec::Storage::resident));
+  } else {
+    app.add_option("--kernel", kernel, "built-in kernel: " + kernel_names());
+    app.add_option("--deps", deps, "dependence vectors, e.g. \"1,0,0;0,1,0;0,0,1\"");
+  }
   app.add_option("--size", size, "iteration space extents N_1xN_2x..., e.g. 12x12x524288")
       ->required();
   app.add_option("--tile", tile,
                  "tile extents 4x4x1024, or the tile height along the mapping dimension only, or "
                  "auto (chosen by the cost model; needs --machine)");
-  app.add_option("--tiling-matrix", tiling_matrix,
-                 "general tiling matrix H by rows, e.g. \"1/4,0;-1/8,1/8\" (instead of --tile)");
+  if (!executes) {
+    app.add_option("--tiling-matrix", tiling_matrix,
+                   "general tiling matrix H by rows, e.g. \"1/4,0;-1/8,1/8\" (instead of --tile)");
+  }
   app.add_option("--nodes", nodes, "number of nodes (ranks)");
   app.add_option("--cpus", cpus, "CPUs (threads) per node");
   app.add_option("--mesh", mesh, "node mesh, one factor per non-mapping dimension, e.g. 3x3");

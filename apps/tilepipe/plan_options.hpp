@@ -27,8 +27,10 @@ struct PlanOptions {
   std::string grouping = "hyperplane";
 
   /// Adds --kernel --deps --size --tile --tiling-matrix --nodes --cpus --mesh --map-dim
-  /// --schedule --grouping to a CLI11 app.
-  void add_to(CLI::App& app);
+  /// --schedule --grouping to a CLI11 app. `executes`: for a command that runs a built-in
+  /// resident kernel with rectangular tiles (no --deps, no --tiling-matrix; --kernel offers those
+  /// kernels only).
+  void add_to(CLI::App& app, bool executes = false);
   /// Parses and cross-checks the values; the error names the flag and the value. "auto" in
   /// --tile, --schedule or --grouping is refused: it needs a machine file (to_choice_request).
   [[nodiscard]] Expected<plan::PlanRequest> to_request() const;

@@ -262,7 +262,7 @@ int run_run(int argc, char** argv) {
   CLI::App app{"Run a tiled loop nest on ranks x threads and report time, checksum and phases",
                "tilepipe run"};
   RunFlags f;
-  f.plan.add_to(app);
+  f.plan.add_to(app, true);
   add_comm_options(app, f.comm);
   app.add_option("--subtiles", f.subtiles, "vertical grouping: subtiles per tile, or auto");
   app.add_option("--trace", f.trace, "write a Chrome trace-event JSON file (Perfetto opens it)");
@@ -289,14 +289,16 @@ int run_run(int argc, char** argv) {
   f.faces = *face_mode;
 
   if (f.plan.kernel.empty()) {
-    return report_error(Error(Errc::invalid_argument,
-                              "--kernel is required (tilepipe run runs wave2d|wave3d|wave4d; "
-                              "Smith-Waterman runs with tilepipe align)"));
+    return report_error(
+        Error(Errc::invalid_argument, "--kernel is required (tilepipe run runs " +
+                                          kernel_names(exec::Storage::resident) +
+                                          "; Smith-Waterman runs with tilepipe align)"));
   }
   if (auto k = find_kernel(f.plan.kernel); !k || k->storage != exec::Storage::resident) {
-    return report_error(
-        Error(Errc::invalid_argument, "--kernel: tilepipe run runs wave2d|wave3d|wave4d, not '" +
-                                          f.plan.kernel + "' (Smith-Waterman: tilepipe align)"));
+    return report_error(Error(Errc::invalid_argument, "--kernel: tilepipe run runs " +
+                                                          kernel_names(exec::Storage::resident) +
+                                                          ", not '" + f.plan.kernel +
+                                                          "' (Smith-Waterman: tilepipe align)"));
   }
   auto comm_config = apply_comm_flags(f.comm);
   if (!comm_config) return report_error(comm_config.error());
@@ -320,11 +322,7 @@ int run_run(int argc, char** argv) {
       return report_error(Error::about("output", st.error().code, st.error().message));
     }
   }
-  if (!f.plan.tiling_matrix.empty()) {
-    return report_error(Error(Errc::invalid_argument,
-                              "tilepipe run executes rectangular tiles (--tile), not a general "
-                              "--tiling-matrix"));
-  }
+
   auto machine = model_machine(f, app.count("--schedule") > 0, app.count("--grouping") > 0, config);
   if (!machine) return report_error(machine.error());
   // What is left open goes to the door: the cost model's choice with a machine, else about 64
