@@ -127,16 +127,17 @@ void print_result(const AlignOptions& o, const AlignOutput& out) {
       static_cast<double>(out.query_length) * static_cast<double>(out.target_length);
   const double gcups = out.seconds > 0 ? cells / out.seconds / 1e9 : 0.0;
   if (o.json) {
-    nlohmann::ordered_json j = {{"score", out.best.score},
-                                {"end_query", out.best.end_query},
-                                {"end_target", out.best.end_target},
-                                {"query_length", out.query_length},
-                                {"target_length", out.target_length},
-                                {"nodes", o.nodes},
-                                {"cpus", o.cpus},
-                                {"seconds", out.seconds},
-                                {"gcups", gcups},
-                                {"simd", out.simd}};
+    nlohmann::ordered_json j = json_preamble("align");
+    j.update(nlohmann::ordered_json{{"score", out.best.score},
+                                    {"end_query", out.best.end_query},
+                                    {"end_target", out.best.end_target},
+                                    {"query_length", out.query_length},
+                                    {"target_length", out.target_length},
+                                    {"nodes", o.nodes},
+                                    {"cpus", o.cpus},
+                                    {"seconds", out.seconds},
+                                    {"gcups", gcups},
+                                    {"simd", out.simd}});
     if (!out.grouping.empty()) {
       j["grouping"] = out.grouping;
       j["subtiles"] = out.subtiles;

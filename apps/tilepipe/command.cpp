@@ -4,7 +4,11 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
+
+#include <array>
 #include <cstdio>
+#include <ctime>
 
 namespace tp::app {
 
@@ -12,6 +16,28 @@ std::string option_flag(std::string_view option) {
   std::string flag = "--";
   for (const char c : option) flag += c == '_' ? '-' : c;
   return flag;
+}
+
+std::string version_line() {
+  return fmt::format("tilepipe {} (git {})", TILEPIPE_VERSION, TILEPIPE_GIT_REVISION);
+}
+
+nlohmann::ordered_json json_preamble(std::string_view command) {
+  constexpr int schema_version = 1;
+  std::array<char, 256> host{};
+  if (::gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  std::array<char, 32> date{};
+  std::strftime(date.data(), date.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  nlohmann::ordered_json j;
+  j["schema_version"] = schema_version;
+  j["command"] = command;
+  j["tilepipe"] = {{"version", TILEPIPE_VERSION}, {"git_revision", TILEPIPE_GIT_REVISION}};
+  j["host"] = host.data();
+  j["date"] = date.data();
+  return j;
 }
 
 std::vector<Command>& commands() {

@@ -4,6 +4,7 @@
 #include <tilepipe/support/error.hpp>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <string_view>
@@ -41,6 +42,14 @@ std::string format_error(const Error& error);
 /// Prints "tilepipe: error: <format_error>" on stderr; returns 2 for user errors, 128 + the
 /// signal for an interrupted run (Errc::interrupted), 1 otherwise.
 int report_error(const Error& error);
+
+/// "tilepipe VERSION (git REVISION)": what `tilepipe --version` prints.
+std::string version_line();
+
+/// The fields every JSON object tilepipe prints starts with (docs/cli.md, "JSON"):
+/// `schema_version` (of the command's JSON, raised when a field changes meaning or goes away),
+/// `command`, `tilepipe` {`version`, `git_revision`}, `host`, `date` (UTC, ISO 8601).
+nlohmann::ordered_json json_preamble(std::string_view command);
 
 /// Parses argv with CLI11; returns -1 when parsing succeeded and the command should run, or the
 /// exit code to return (0 after --help, 2 after a one-line error on stderr).

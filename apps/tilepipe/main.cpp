@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   }
   const std::string_view name = argv[1];
   if (name == "--version" || name == "-V") {
-    fmt::print("tilepipe {} (git {})\n", TILEPIPE_VERSION, TILEPIPE_GIT_REVISION);
+    fmt::print("{}\n", tp::app::version_line());
     return tp::app::exit_ok;
   }
   if (name == "--help" || name == "-h" || name == "help") {

@@ -29,7 +29,9 @@ int run_plan(int argc, char** argv) {
     auto plan = plan::Plan::make(*request);
     if (!plan) return report_error(plan.error());
     if (json) {
-      fmt::print("{}\n", plan_to_json(*plan, options.kernel).dump(2));
+      auto j = json_preamble("plan");
+      j.update(plan_to_json(*plan, options.kernel));
+      fmt::print("{}\n", j.dump(2));
     } else {
       fmt::print("{}", plan_to_text(*plan, options.kernel));
     }
@@ -49,7 +51,8 @@ int run_plan(int argc, char** argv) {
   auto plan = plan::Plan::make(choice->request);
   if (!plan) return report_error(plan.error());
   if (json) {
-    auto j = plan_to_json(*plan, options.kernel);
+    auto j = json_preamble("plan");
+    j.update(plan_to_json(*plan, options.kernel));
     add_prediction_json(j, *choice, *machine);
     fmt::print("{}\n", j.dump(2));
   } else {

@@ -75,7 +75,7 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total) {
   const double hidden = total.summary.hidden_share();
   const std::string checksum = kernels::format_checksum(total.result);
   if (f.json) {
-    nlohmann::ordered_json j;
+    nlohmann::ordered_json j = json_preamble("run");
     j["kernel"] = f.plan.kernel;
     j["size"] = plan.space().extents();
     j["tile"] = plan.tiling().tile_extents();

@@ -156,7 +156,8 @@ int run_simulate(int argc, char** argv) {
   if (show) fmt::print(stderr, "\n");
   if (!result) return report_error(result.error());
   if (json) {
-    auto j = plan_to_json(*plan, options.kernel);
+    auto j = json_preamble("simulate");
+    j.update(plan_to_json(*plan, options.kernel));
     add_prediction_json(j, *choice, *machine);
     add_sim_json(j, *result, machine->network);
     fmt::print("{}\n", j.dump(2));

@@ -1,5 +1,6 @@
 // `tilepipe run` end to end: verified checksums for every scheme, JSON fields, traces, bad input,
 // and a rank that dies.
+#include "json_preamble.hpp"
 #include "run_process.hpp"
 
 #include <gtest/gtest.h>
@@ -210,7 +211,8 @@ TEST(RunCli, output_writes_the_array_and_names_it_in_the_json) {
   auto r = run({"--kernel", "wave2d", "--size", "40x33", "--nodes", "2", "--cpus", "1", "--tile",
                 "8", "--sync", "block", "--output", path, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["output"], path);
+  const auto j = tp::test::without_preamble(nlohmann::json::parse(r.out), "run");
+  EXPECT_EQ(j["output"], path);
   // 10 + header + 40 x 33 float32 values, the header padded to 64 bytes.
   EXPECT_EQ(std::filesystem::file_size(path), 128u + 40u * 33u * 4u);
   std::filesystem::remove_all(dir);
