@@ -37,6 +37,7 @@ struct RunFlags {
   std::string subtiles = "auto";
   std::string trace;
   std::string output;  ///< --output FILE.npy
+  int sweeps = 1;      ///< --sweeps T
   bool verify = false;
   bool json = false;
   bool cpus_given = false;
@@ -69,7 +70,7 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total) {
   const std::optional<model::Choice>& choice = total.planned.choice;
   const std::optional<bool> verified = total.verified;
   const double seconds = total.summary.wall_s();
-  const auto points = plan.space().points();
+  const auto points = plan.space().points() * f.sweeps;
   const double rate = seconds > 0 ? static_cast<double>(points) / seconds : 0;
   const auto phases = total.summary.phases();
   const double hidden = total.summary.hidden_share();
@@ -93,6 +94,8 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total) {
         f.comm_thread ? nlohmann::ordered_json(total.summary.ranks.front().comm_thread.share)
                       : nlohmann::ordered_json(nullptr);
     j["steps"] = plan.steps();
+    j["sweeps"] = f.sweeps;
+    j["seconds_per_sweep"] = seconds / f.sweeps;
     j["checksum"] = checksum;
     j["seconds"] = seconds;
     j["points"] = points;
@@ -142,6 +145,10 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total) {
                    ? fmt::format(" ({} subtiles)", total.summary.ranks.front().subtiles)
                    : "");
     fmt::print("  wall time          {:.6f} s  ({} steps)\n", seconds, plan.steps());
+    if (f.sweeps > 1) {
+      fmt::print("  sweeps             {} ({:.6f} s per sweep, set-up paid once)\n", f.sweeps,
+                 seconds / f.sweeps);
+    }
     if (f.parsed_link.enabled) {
       fmt::print("  emulated link      {}\n", comm::to_string(f.parsed_link));
     }
@@ -276,6 +283,9 @@ int run_run(int argc, char** argv) {
   app.add_flag("--comm-thread", f.comm_thread,
                "one thread per rank does all communication and computes a smaller share");
   app.add_flag("--verify", f.verify, "also run the sequential reference; fail unless identical");
+  app.add_option("--sweeps", f.sweeps,
+                 "run the whole sweep this many times over the same arrays, set up once")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--output", f.output,
                  "write the computed array (the interior, C order, float32) to this .npy file");
   app.add_flag("--json", f.json, "print the results as one JSON object");
@@ -355,6 +365,7 @@ int run_run(int argc, char** argv) {
   o.trace = !f.trace.empty();
   o.verify = f.verify;
   o.output = f.output;
+  o.sweeps = f.sweeps;
   o.machine = *machine;
   o.kernel_name = f.plan.kernel;
   switch (extents->size()) {

@@ -231,3 +231,27 @@ TEST(RunCli, an_output_that_cannot_be_written_is_refused_before_the_run) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RunCli, sweeps_repeat_the_run_and_count_every_sweep) {
+  auto one = run({"--kernel", "wave2d", "--size", "300x200", "--nodes", "2", "--tile", "16",
+                  "--sync", "block", "--json"});
+  auto three = run({"--kernel", "wave2d", "--size", "300x200", "--nodes", "2", "--tile", "16",
+                    "--sync", "block", "--sweeps", "3", "--verify", "--json"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  const auto a = nlohmann::json::parse(one.out);
+  const auto b = nlohmann::json::parse(three.out);
+  EXPECT_EQ(a["sweeps"], 1);
+  EXPECT_EQ(b["sweeps"], 3);
+  EXPECT_EQ(b["points"], 3 * 300 * 200);
+  EXPECT_EQ(b["verified"], true);
+  EXPECT_EQ(b["checksum"], a["checksum"]);  // wave's sweeps recompute the same array
+  EXPECT_NEAR(b["seconds_per_sweep"].get<double>() * 3, b["seconds"].get<double>(), 1e-12);
+  auto zero = run({"--kernel", "wave2d", "--size", "64x64", "--sweeps", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.err.find("--sweeps"), std::string::npos) << zero.err;
+}
+
+}  // namespace

@@ -46,6 +46,11 @@ class MessageLines {
     shape(layout.send_lines, send_elems, send_);
   }
 
+  /// Every line starts its faces again from the first (a new sweep over the same lines); every
+  /// face of the last one must have been received and every send completed.
+  void restart() {
+    for (auto& in : recv_) in.posted = 0;
+  }
   /// Posts the first two receives of every receive line.
   void post_all() {
     for (std::size_t l = 0; l < recv_.size(); ++l) {
@@ -162,6 +167,8 @@ class ResidentFaces {
   virtual Expected<double> connect_and_measure() = 0;
   /// Makes the first faces of every receive line receivable.
   virtual void post_all() = 0;
+  /// Sweep `sweep` (0-based) of a run starts; every face of the previous one has arrived and left.
+  virtual void begin_sweep(int sweep) = 0;
   /// Face `seq` of receive line l is in the slab halo on return.
   virtual void await(std::size_t l, Index seq, ThreadRecord& rec) = 0;
   /// Face `seq` of send line l leaves the slab (a finished tile's face): into a free buffer,
@@ -194,6 +201,7 @@ class CopiedFaces final : public ResidentFaces<T, D> {
     return s;
   }
   void post_all() override { lines_.post_all(); }
+  void begin_sweep(int) override { lines_.restart(); }
   void await(std::size_t l, Index seq, ThreadRecord& rec) override {
     const Box<D>& region = layout_->recv_lines[l].regions[static_cast<std::size_t>(seq)];
     unpack<T, D>(lines_.await(l, seq, static_cast<std::size_t>(region.volume()), rec), region,
@@ -241,9 +249,12 @@ class DirectStream final : public ResidentFaces<T, D> {
     return s;
   }
   void post_all() override {}
+  // The consumer's counters keep counting over the sweeps.
+  void begin_sweep(int sweep) override { sweep_ = sweep; }
   void await(std::size_t l, Index seq, ThreadRecord& rec) override {
     const auto w0 = Clock::now();
-    must(faces_.wait(layout_->recv_lines[l], seq));
+    const auto& line = layout_->recv_lines[l];
+    must(faces_.wait(line, seq + sweep_ * static_cast<Index>(line.regions.size())));
     rec.exposed(w0, cap_);
     ++rec.received;
   }
@@ -274,6 +285,7 @@ class DirectStream final : public ResidentFaces<T, D> {
   std::vector<std::vector<std::pair<std::size_t, Index>>> queues_;
   bool eager_;
   double cap_ = 0;
+  Index sweep_ = 0;
 };
 
 /// Collective: the rank's slab and its face stream for `layout`, direct or copied (every rank

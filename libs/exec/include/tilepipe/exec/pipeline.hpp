@@ -39,9 +39,9 @@ Status reduce_rank_result(const K& kernel, const RankLayout<K::dims>& layout,
   return {};
 }
 
-/// The values of the rank's tiles (their bounding box: they tile it) into the outcome.
-template <class T, int D, class Outcome>
-void keep_rank_values(const RankLayout<D>& layout, const SlabView<T, D>& slab, Outcome& outcome) {
+/// The box of the points a rank computes: its tiles' bounding box (they tile it).
+template <int D>
+Box<D> owned_box(const RankLayout<D>& layout) {
   Box<D> box = layout.steps.front().tasks.front().box;
   for (const auto& s : layout.steps) {
     for (const auto& task : s.tasks) {
@@ -51,12 +51,53 @@ void keep_rank_values(const RankLayout<D>& layout, const SlabView<T, D>& slab, O
       }
     }
   }
+  return box;
+}
+
+/// The values of the rank's tiles into the outcome.
+template <class T, int D, class Outcome>
+void keep_rank_values(const RankLayout<D>& layout, const SlabView<T, D>& slab, Outcome& outcome) {
+  const Box<D> box = owned_box(layout);
   outcome.values_lo.assign(box.lo.begin(), box.lo.end());
   outcome.values_hi.assign(box.hi.begin(), box.hi.end());
   outcome.values.resize(static_cast<std::size_t>(box.volume()) * sizeof(T));
   pack<T, D>(slab, box,
              std::span<T>(reinterpret_cast<T*>(outcome.values.data()),
                           static_cast<std::size_t>(box.volume())));
+}
+
+/// A resident kernel that changes its array between the sweeps of a run (PipelineOptions::sweeps):
+/// on every rank, after `done` sweeps, one thread calls after_sweep(done, slab, owned, world)
+/// (`owned`: the box of points the rank computes); it may communicate through `world`.
+template <class K>
+concept SweepHook = requires(const K& k, int done,
+                             const SlabView<typename K::value_type, K::dims>& slab,
+                             const Box<K::dims>& owned, comm::World& world) {
+  { k.after_sweep(done, slab, owned, world) } -> std::same_as<Status>;
+};
+
+/// Between two sweeps of a run: every rank has finished the last one (its faces arrived and
+/// left), the kernel's hook runs, the face stream starts over, every rank is ready.
+template <ResidentKernel K>
+Status next_sweep(const K& kernel, comm::World& world,
+                  ResidentFaces<typename K::value_type, K::dims>& faces,
+                  const RankLayout<K::dims>& layout, int sweep) {
+  TP_TRY(world.barrier());
+  if constexpr (SweepHook<K>) {
+    Status hooked;
+    try {
+      hooked = kernel.after_sweep(sweep, faces.slab(), owned_box(layout), world);
+    } catch (const std::exception& e) {
+      return fail_at(world.rank(), Errc::internal,
+                     "kernel failed after sweep " + std::to_string(sweep) + ": " + e.what());
+    }
+    if (!hooked)
+      return Unexpected{hooked.error().rank >= 0 ? hooked.error()
+                                                 : hooked.error().on_rank(world.rank())};
+  }
+  faces.begin_sweep(sweep);
+  faces.post_all();
+  return world.barrier();
 }
 
 /// A resident rank ready to run: its layout, and its slab with the face stream.
@@ -168,8 +209,11 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
     rec.phases.send_start_s += detail::seconds(c - b) - waited;
     if (c != b) rec.trace(SpanKind::send_start, layout.steps[s].time, b, c);
   };
-  TP_TRY(detail::run_tiles(world.rank(), plan, layout, subtiles, faces, records, open, compute,
-                           close));
+  for (int sweep = 0; sweep < options.sweeps; ++sweep) {
+    if (sweep > 0) TP_TRY(detail::next_sweep(kernel, world, faces, layout, sweep));
+    TP_TRY(detail::run_tiles(world.rank(), plan, layout, subtiles, faces, records, open, compute,
+                             close));
+  }
   records.finish(outcome);
   TP_TRY(detail::reduce_rank_result(kernel, layout, slab, threads, world.rank(), outcome));
   if (options.keep_values) detail::keep_rank_values(layout, slab, outcome);

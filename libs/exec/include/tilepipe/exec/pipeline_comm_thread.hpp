@@ -212,14 +212,18 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   TP_TRY(world.barrier());
 
   detail::ThreadRecords records(threads, options);
-  detail::CommThreadRun<K> run(kernel, layout, faces, records, ct, threads, first_cpu);
-  records.start();
-  TP_TRY(detail::run_guarded(world.rank(), threads, run.substeps(overlap), [&](int t, Index sub) {
-    records[t].begin(sub, sub);
-    run.run(t, sub, overlap);
-    records[t].end();
-  }));
-  const double exposed = run.exposed(overlap);
+  double exposed = 0;
+  for (int sweep = 0; sweep < options.sweeps; ++sweep) {
+    if (sweep > 0) TP_TRY(detail::next_sweep(kernel, world, faces, layout, sweep));
+    detail::CommThreadRun<K> run(kernel, layout, faces, records, ct, threads, first_cpu);
+    records.start();
+    TP_TRY(detail::run_guarded(world.rank(), threads, run.substeps(overlap), [&](int t, Index sub) {
+      records[t].begin(sub, sub);
+      run.run(t, sub, overlap);
+      records[t].end();
+    }));
+    exposed += run.exposed(overlap);
+  }
   records.finish(outcome);
   report.exposed_comm_s = exposed;  // per step, as above (not per face)
   TP_TRY(detail::reduce_rank_result(kernel, layout, slab, threads, world.rank(), outcome));

@@ -24,6 +24,11 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using R = typename K::result_type;
   using detail::Clock;
   TP_TRY(detail::check_plan_fits(plan, world, D));
+  if (options.sweeps != 1) {
+    return Unexpected{Error::about("sweeps", Errc::invalid_argument,
+                                   "repeat a kernel that keeps its array (this one passes only "
+                                   "faces between its tiles)")};
+  }
   const bool vertical = plan.schedule().grouping().kind() == plan::GroupingKind::vertical;
   const int threads = static_cast<int>(plan.cpus());
   const int map_i = plan.map_dim();

@@ -40,6 +40,9 @@ struct PipelineOptions {
   FaceMode faces = FaceMode::automatic;
   /// Resident kernels: keep the values the rank computed (RankOutcome::values).
   bool keep_values = false;
+  /// Resident kernels: run the whole sweep this many times over the same slabs, set up once
+  /// (the kernel's after_sweep, if it has one, runs between sweeps; pipeline.hpp).
+  int sweeps = 1;
   /// Record spans for a Chrome trace.
   bool trace = false;
   /// Time zero of the trace (the same on every rank of a host).
@@ -145,10 +148,13 @@ class ThreadRecords {
   ThreadRecords& operator=(const ThreadRecords&) = delete;
 
   ThreadRecord& operator[](int t) { return records_[static_cast<std::size_t>(t)]; }
-  /// Marks every thread's start (just before the first sub-step).
+  /// Marks every thread's start (just before the first sub-step); the run's start is the first
+  /// call's (later sweeps of the same run call it again).
   void start() {
-    start_ = Clock::now();
-    for (auto& r : records_) r.last_end = start_;
+    const auto now = Clock::now();
+    if (!started_) start_ = now;
+    started_ = true;
+    for (auto& r : records_) r.last_end = now;
   }
   /// The epilogue: wall time since start(), the threads' sums and the spans into `outcome`.
   template <class R>
@@ -169,6 +175,7 @@ class ThreadRecords {
   Tracer tracer_;
   std::vector<ThreadRecord> records_;
   Clock::time_point start_ = Clock::now();
+  bool started_ = false;
 };
 
 /// The rank's one error boundary: runs body(thread, sub-step) on `threads` threads (run_steps);

@@ -47,9 +47,11 @@ plan::DependenceMatrix deps_of() {
   return *deps;
 }
 
-/// The kernel run as one tile over the whole space, in order, on this thread.
+/// The kernel run as one tile over the whole space, in order, on this thread (`sweeps` times over
+/// the same array, for a resident kernel).
 template <exec::Kernel K>
-Expected<typename K::result_type> reference_result(const K& kernel, const plan::Plan& plan) {
+Expected<typename K::result_type> reference_result(const K& kernel, const plan::Plan& plan,
+                                                   int sweeps) {
   constexpr int D = K::dims;
   exec::Box<D> space;
   for (int d = 0; d < D; ++d) {
@@ -66,6 +68,7 @@ Expected<typename K::result_type> reference_result(const K& kernel, const plan::
     std::vector<typename K::value_type> data(static_cast<std::size_t>(bounds.volume()));
     const exec::SlabView<typename K::value_type, D> slab(data.data(), bounds);
     exec::fill_halo(kernel, slab, space);
+    for (int s = 1; s < sweeps; ++s) TP_TRY(exec::run_local(kernel, slab, *tiling, 1));
     return exec::run_local(kernel, slab, *tiling, 1);
   } else {
     return exec::run_local(kernel, *tiling, 1);
@@ -158,6 +161,23 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
     }
     if (job > 0) nodes = job;
   }
+  if (options.sweeps < 1) {
+    return Unexpected{
+        Error::about("sweeps", Errc::invalid_argument,
+                     std::to_string(options.sweeps) + " is not a count of sweeps (1 or more)")};
+  }
+  if (options.sweeps > 1 && !exec::ResidentKernel<K>) {
+    return Unexpected{Error::about("sweeps", Errc::invalid_argument,
+                                   "repeats a kernel that keeps its array (this one passes only "
+                                   "faces between its tiles)")};
+  }
+  if constexpr (exec::ResidentKernel<K>) {
+    if (options.verify && options.sweeps > 1 && exec::detail::SweepHook<K>) {
+      return Unexpected{Error::about("verify", Errc::invalid_argument,
+                                     "cannot follow a kernel's after_sweep hook (it runs on every "
+                                     "rank); verify one sweep")};
+    }
+  }
   auto planned = plan_run(size, detail::deps_of<K>(), nodes, options);
   if (!planned) return Unexpected{planned.error()};
   RunResult<R> out(std::move(*planned));
@@ -186,6 +206,7 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   popts.comm_thread = options.comm_thread;
   popts.faces = options.faces;
   popts.keep_values = !options.output.empty();
+  popts.sweeps = options.sweeps;
   popts.subtiles = options.subtiles;
   if (popts.subtiles == 0 && choice && choice->prediction.step.subtiles > 0) {
     popts.subtiles = static_cast<int>(choice->prediction.step.subtiles);  // seed 002 (7)
@@ -234,7 +255,7 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
     if (world.rank() != 0) return std::vector<std::byte>{};
     std::optional<bool> verified;
     if (options.verify) {
-      auto reference = detail::reference_result(kernel, plan);
+      auto reference = detail::reference_result(kernel, plan, options.sweeps);
       if (!reference) return Unexpected{reference.error()};
       verified = *reference == (*total)->result;
     }

@@ -42,6 +42,10 @@ struct RunOptions {
   LaunchMode launch = LaunchMode::automatic;
   bool trace = false;   ///< collect every rank's spans (RunResult::spans)
   bool verify = false;  ///< also run the kernel as one tile in order and compare the results
+  /// Resident kernels: run the whole sweep this many times over the same arrays, the set-up
+  /// (plan, ranks, slabs, halos, connections) paid once; the kernel's after_sweep hook, if it
+  /// has one, runs between sweeps (docs/kernels.md). The verification runs as many sweeps.
+  int sweeps = 1;
   /// Resident kernels: write the computed array (the space 1..size[d], C order, the kernel's
   /// value type) to this .npy file, made visible only when complete; empty: none.
   std::string output;
