@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""tilepipe against the hand-written MPI pipeline of the 2-D recurrence (issue 12, "Performance").
+
+The recurrence A[i][j] = A[i-1][j] + A[i][j-1] - A[i-1][j-1] on an N x N grid, T sweeps:
+  - handwritten: bench/recurrence/handwritten_mpi.c under `mpirun -np R` (each rank a band of
+    columns, rows in chunks of G); G is tuned first: every G of --groups on the first grid, the
+    fastest (median) kept for all;
+  - door: tilepipe through its runtime door (recurrence_door), R forked ranks x 1 CPU and
+    1 rank x 2 CPUs, and under `mpirun -np R` (joining the job);
+  - plain: the door on 1 rank x 1 CPU with one tile column (the plain loop's time).
+Every configuration runs --repeat times, interleaved (round robin, the order rotating), and every
+run's sum must equal the others' (bit for bit). Two times per run: `seconds` (the sweeps, timed
+inside) and `process_s` (the whole process: set-up included, the MPI launcher's start aside),
+and the wall time of the whole command as the script sees it (`command_s`, mpirun included).
+
+usage: bench_recurrence.py BUILD_DIR OUT_DIR [--sizes 8000,20000] [--sweeps 1,10] [--repeat 5]
+                           [--groups 16,64,256,1024] [--tile 512]
+Writes OUT/results.json and OUT/summary.md; prints the summary. Load (uptime) before and after.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
+
+
+def run_json(cmd):
+    t = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
+    j = json.loads(out.stdout.strip().splitlines()[-1])
+    j["command_s"] = wall
+    return j
+
+
+def load():
+    return open("/proc/loadavg").read().split()[:3]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("out")
+    ap.add_argument("--sizes", default="8000,20000")
+    ap.add_argument("--sweeps", default="1,10")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--groups", default="16,64,256,1024")
+    ap.add_argument("--tile", type=int, default=512)
+    a = ap.parse_args()
+    door = os.path.join(a.build, "bench/recurrence/recurrence_door")
+    hand = os.path.join(a.build, "bench/recurrence/handwritten_mpi")
+    sizes = [int(s) for s in a.sizes.split(",")]
+    sweeps = [int(s) for s in a.sweeps.split(",")]
+    os.makedirs(a.out, exist_ok=True)
+    load_before = load()
+
+    # The hand-written code's grouping factor, tuned on the first grid, one sweep.
+    n0 = sizes[0]
+    tuning = {}
+    for _ in range(3):
+        for g in [int(x) for x in a.groups.split(",")]:
+            r = run_json(MPIRUN + ["-np", "2", hand, str(n0), str(g), "1"])
+            tuning.setdefault(g, []).append(r["seconds"])
+    group = min(tuning, key=lambda g: statistics.median(tuning[g]))
+
+    configs = {
+        "handwritten 2 ranks (mpirun)": lambda n, t: MPIRUN + ["-np", "2", hand, str(n), str(group), str(t)],
+        "door 2 ranks (forked)": lambda n, t: [door, str(n), "2", "1", str(t), str(a.tile)],
+        "door 2 ranks (mpirun)": lambda n, t: MPIRUN + ["-np", "2", door, str(n), "2", "1", str(t), str(a.tile)],
+        "door 1 rank x 2 CPUs": lambda n, t: [door, str(n), "1", "2", str(t), str(a.tile)],
+        "plain loop (door 1 x 1, one tile)": lambda n, t: [door, str(n), "1", "1", str(t), str(n)],
+    }
+    rows = []
+    for n in sizes:
+        for t in sweeps:
+            runs = {name: [] for name in configs}
+            names = list(configs)
+            for rep in range(a.repeat):
+                order = names[rep % len(names):] + names[:rep % len(names)]
+                for name in order:
+                    runs[name].append(run_json(configs[name](n, t)))
+            sums = {r["sum"] for rs in runs.values() for r in rs}
+            if len(sums) != 1:
+                sys.exit(f"results differ at n={n}, sweeps={t}: {sums}")
+            ref = statistics.median(r["process_s"] for r in runs["handwritten 2 ranks (mpirun)"])
+            for name, rs in runs.items():
+                med = {k: statistics.median(r[k] for r in rs) for k in ("seconds", "process_s", "command_s")}
+                rows.append({"n": n, "sweeps": t, "config": name, **med,
+                             "seconds_min": min(r["seconds"] for r in rs),
+                             "seconds_max": max(r["seconds"] for r in rs),
+                             "process_over_handwritten": med["process_s"] / ref,
+                             "runs": rs})
+    load_after = load()
+    result = {"group": group, "tuning": tuning, "repeat": a.repeat, "tile": a.tile,
+              "load_before": load_before, "load_after": load_after, "rows": rows,
+              "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    lines = [f"Recurrence, medians of {a.repeat} interleaved runs; hand-written G = {group} "
+             f"(tuned over {a.groups}); tilepipe tile height {a.tile}. Load before "
+             f"{' '.join(load_before)}, after {' '.join(load_after)}.", "",
+             "| N | sweeps | configuration | sweeps s (min-max) | process s | / hand-written | command s |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['n']} | {r['sweeps']} | {r['config']} | {r['seconds']:.4f} "
+                     f"({r['seconds_min']:.4f}-{r['seconds_max']:.4f}) | {r['process_s']:.4f} | "
+                     f"{r['process_over_handwritten']:.2f}x | {r['command_s']:.3f} |")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(a.out, "summary.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+main()
