@@ -8,7 +8,7 @@ DEB_PACKAGES := cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev 
   libfmt-dev nlohmann-json3-dev libcli11-dev libhwloc-dev openmpi-bin libopenmpi-dev \
   mpich libmpich-dev python3 python3-matplotlib python3-numpy clang-format-14 emboss emboss-data
 
-.PHONY: all deps build test demo format format-check clean
+.PHONY: all deps build test test-mpich demo format format-check clean
 # build-<preset> and test-<preset> (release, asan, tsan, dev, nompi) are pattern rules below;
 # GNU make skips pattern rules for .PHONY targets, so they are forced with FORCE instead.
 FORCE:
@@ -42,7 +42,13 @@ test-%: build-% FORCE
 # tilepipe); the MPI-launched tests (label mpi) therefore run in the release and asan builds only.
 test-tsan: CTEST_FLAGS += -LE mpi
 
-test: test-release test-asan test-tsan format-check
+# The MPICH build (TILEPIPE_MPI=mpich, docs/mpi.md): the executable only, then a smoke run under
+# mpiexec.mpich and the refusal of Open MPI's launcher (the release build checks the reverse).
+test-mpich: deps build/mpich/build.ninja FORCE
+	cmake --build build/mpich -j $(JOBS) --target tilepipe
+	tests/mpi/launcher_smoke.sh build/mpich/apps/tilepipe/tilepipe mpiexec.mpich mpirun.openmpi
+
+test: test-release test-asan test-tsan test-mpich format-check
 
 # The seeds' plans, then the seeds' experiment on this machine (issue 5): calibrate, a short sweep
 # of the four schemes with the model's curves, the chosen tile height, the plot (build/demo/).
