@@ -258,6 +258,9 @@ int run_align(int argc, char** argv) {
     if (auto s = parse_int(o.subtiles, "--subtiles", 1, 1 << 20); !s)
       return report_error(s.error());
   }
+  // The communication flags are checked on every path, one process too (the same rules and
+  // messages as run and pingpong).
+  if (auto c = apply_comm_flags(o.comm); !c) return report_error(c.error());
   auto in = load_inputs(o);
   if (!in) return report_error(in.error());
   // Vertical grouping is the pipelined executor's, on one rank too.

@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
@@ -93,39 +94,39 @@ int run_calibrate(int argc, char** argv) {
   } else if (!heights.empty()) {
     return report_error(Error(Errc::invalid_argument, "--tile-heights needs --kernel and --size"));
   }
-  if (output.empty()) output = runtime::default_machine_path(transport, spec.link);
-  if (output.empty()) {
-    return report_error(
-        Error(Errc::invalid_argument,
-              "no output path: give -o FILE (HOME and TILEPIPE_MACHINE are unset)"));
-  }
-  // Bad output paths fail before a minute of measuring.
-  const std::filesystem::path out_path(output);
-  std::error_code ec;
-  if (out_path.has_parent_path() && !std::filesystem::is_directory(out_path.parent_path(), ec)) {
-    if (output == runtime::default_machine_path(transport, spec.link)) {
-      std::filesystem::create_directories(out_path.parent_path(), ec);
+  // The output path before a minute of measuring: -o as given (an empty one is refused), else
+  // the default path, its directory created.
+  std::string output_label = "-o";
+  if (app.count("--output") == 0) {
+    output = runtime::default_machine_path(transport, spec.link);
+    if (output.empty()) {
+      return report_error(
+          Error(Errc::invalid_argument,
+                "no output path: give -o FILE (HOME and TILEPIPE_MACHINE are unset)"));
     }
-    if (!std::filesystem::is_directory(out_path.parent_path(), ec)) {
-      return report_error(Error(Errc::invalid_argument,
-                                "-o: cannot write machine file '" + output + "': directory '" +
-                                    out_path.parent_path().string() + "' does not exist"));
-    }
+    output_label = std::getenv("TILEPIPE_MACHINE") != nullptr && *std::getenv("TILEPIPE_MACHINE")
+                       ? "TILEPIPE_MACHINE"
+                       : "the default machine file";
+    const std::filesystem::path parent = std::filesystem::path(output).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   }
-  if (std::filesystem::is_directory(out_path, ec)) {
-    return report_error(Error(Errc::invalid_argument,
-                              "-o: cannot write machine file '" + output + "': it is a directory"));
-  }
+  auto out_file = check_output(output_label, output);
+  if (!out_file) return report_error(out_file.error());
 
   auto machine = runtime::calibrate(spec);
   if (!machine) return report_error(machine.error());
   if (!*machine) return exit_ok;  // ranks other than 0 measured; rank 0 writes and reports
-  if (auto st = model::save_machine(**machine, output); !st) return report_error(st.error());
-  // Read it back as every consumer will.
+  // Read it back as every consumer will, then write it whole (a temporary renamed onto -o).
+  const std::string text = model::machine_to_json(**machine);
   model::MachineCheck readback{model::this_host(), transport, std::nullopt};
   readback.emulated_link = comm::to_string(spec.link);
-  auto check = model::load_machine(output, readback);
-  if (!check) return report_error(check.error());
+  auto parsed = model::parse_machine(text, output);
+  if (!parsed) return report_error(parsed.error());
+  if (auto st = model::check_machine(*parsed, output, readback); !st) {
+    return report_error(st.error());
+  }
+  if (auto st = out_file->write(text); !st) return report_error(st.error());
   const model::Machine& m = **machine;
   const auto& c = m.compute;
   fmt::print("tilepipe calibrate: wrote {}\n", output);

@@ -53,8 +53,42 @@ std::string format_error(const Error& error) {
   return line + error.message;
 }
 
+std::string escape_controls(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return out;
+}
+
+void print_error_line(std::string_view message) {
+  fmt::print(stderr, "tilepipe: error: {}\n", escape_controls(message));
+}
+
+Expected<OutputFile> check_output(std::string_view flag, std::string path) {
+  auto out = OutputFile::make(std::move(path));
+  if (!out) {
+    Error e = out.error();
+    e.message = std::string(flag) + ": " + e.message;
+    return Unexpected{std::move(e)};
+  }
+  return out;
+}
+
 int report_error(const Error& error) {
-  fmt::print(stderr, "tilepipe: error: {}\n", format_error(error));
+  print_error_line(format_error(error));
   if (error.code == Errc::interrupted && error.signal > 0) return 128 + error.signal;
   return error.is_user_error() ? exit_bad_input : exit_failure;
 }
@@ -67,10 +101,8 @@ int parse_cli(CLI::App& app, int argc, char** argv) {
     return exit_ok;
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
-    for (char& c : what) {
-      if (c == '\n') c = ' ';
-    }
-    fmt::print(stderr, "tilepipe: error: {}\n", what);
+    while (!what.empty() && what.back() == '\n') what.pop_back();
+    print_error_line(what);
     return exit_bad_input;
   }
   return -1;

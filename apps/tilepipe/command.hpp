@@ -2,6 +2,8 @@
 #pragma once
 
 #include <tilepipe/support/error.hpp>
+#include <tilepipe/support/expected.hpp>
+#include <tilepipe/support/output_file.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -39,8 +41,20 @@ std::string option_flag(std::string_view option);
 /// message", each part only where the error carries it. The only place a rank prefix is built.
 std::string format_error(const Error& error);
 
-/// Prints "tilepipe: error: <format_error>" on stderr; returns 2 for user errors, 128 + the
-/// signal for an interrupted run (Errc::interrupted), 1 otherwise.
+/// `text` with every control byte (below 0x20, and 0x7f) written as a C escape (\n, \t, \x1b), so
+/// that a value echoed in an error stays on one line and cannot drive the terminal.
+std::string escape_controls(std::string_view text);
+
+/// Prints "tilepipe: error: <message>" on stderr, control bytes escaped: the one place that
+/// writes an error line.
+void print_error_line(std::string_view message);
+
+/// Checks an output path named by `flag` before any work (tp::OutputFile::make); an error names
+/// the flag: "--trace: cannot write 'x/t.json': directory 'x' does not exist".
+Expected<OutputFile> check_output(std::string_view flag, std::string path);
+
+/// Prints "tilepipe: error: <format_error>" on stderr (print_error_line); returns 2 for user
+/// errors, 128 + the signal for an interrupted run (Errc::interrupted), 1 otherwise.
 int report_error(const Error& error);
 
 /// "tilepipe VERSION (git REVISION)": what `tilepipe --version` prints.

@@ -22,7 +22,10 @@ void print_usage(std::FILE* out) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    print_usage(stderr);
+    // Bad input like any other: one line, exit 2; the usage is one --help away.
+    tp::app::print_error_line(
+        "no command given (usage: tilepipe <command> [options]; "
+        "tilepipe --help lists the commands)");
     return tp::app::exit_bad_input;
   }
   const std::string_view name = argv[1];
@@ -41,13 +44,13 @@ int main(int argc, char** argv) {
     try {
       return c.run(argc - 1, argv + 1);
     } catch (const std::bad_alloc&) {
-      fmt::print(stderr, "tilepipe: error: out of memory\n");
+      tp::app::print_error_line("out of memory");
       return tp::app::exit_failure;
     } catch (const std::exception& e) {
-      fmt::print(stderr, "tilepipe: error: {}\n", e.what());
+      tp::app::print_error_line(e.what());
       return tp::app::exit_failure;
     }
   }
-  fmt::print(stderr, "tilepipe: error: unknown command '{}' (try: tilepipe --help)\n", name);
+  tp::app::print_error_line(fmt::format("unknown command '{}' (try: tilepipe --help)", name));
   return tp::app::exit_bad_input;
 }

@@ -1,6 +1,8 @@
 // Parsing and validation of the planning flags into a plan::PlanRequest.
 #include "plan_options.hpp"
 
+#include <algorithm>
+
 #include "kernel_catalog.hpp"
 #include "link_option.hpp"
 
@@ -40,6 +42,24 @@ Unexpected needs_machine(const std::string& flag) {
               flag +
                   " auto needs --machine FILE: the cost model chooses it from the machine's "
                   "parameters (write a machine file with `tilepipe calibrate`)");
+}
+
+/// A tile longer than the space along a dimension is one tile along it either way; clamped to the
+/// extent, the plan's grain and faces count the points that exist (a --tile 1000000 on a 64x64
+/// space is a 64-point-high tile, not a grain of 64,000,000 points). A tile height goes to the
+/// mapping dimension: its extent when --map-dim names it, else the largest extent.
+void clamp_tile_to_space(plan::PlanRequest& req) {
+  if (req.tile_kind == plan::TileSpecKind::extents && req.tile_extents.size() == req.size.size()) {
+    for (std::size_t d = 0; d < req.size.size(); ++d) {
+      req.tile_extents[d] = std::min(req.tile_extents[d], req.size[d]);
+    }
+  } else if (req.tile_kind == plan::TileSpecKind::height && req.tile_height > 0 &&
+             !req.size.empty()) {
+    const bool mapped = req.map_dim >= 1 && req.map_dim <= static_cast<int>(req.size.size());
+    const std::int64_t limit = mapped ? req.size[static_cast<std::size_t>(req.map_dim - 1)]
+                                      : *std::max_element(req.size.begin(), req.size.end());
+    req.tile_height = std::min(req.tile_height, limit);
+  }
 }
 
 }  // namespace
@@ -167,6 +187,7 @@ Expected<plan::PlanRequest> PlanOptions::parse(model::ChoiceRequest* autos) cons
     return fail(Errc::invalid_argument,
                 "--grouping: unknown grouping '" + grouping + "' (choose hyperplane|vertical)");
   }
+  clamp_tile_to_space(req);
   return req;
 }
 

@@ -24,7 +24,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <thread>
 
@@ -64,8 +63,8 @@ nlohmann::ordered_json phases_json(const exec::PhaseTimes& p) {
   return j;
 }
 
-// Everything rank 0 prints once every rank has finished.
-int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total) {
+// Everything rank 0 prints once every rank has finished; the trace file, when asked for.
+int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, OutputFile* trace) {
   const plan::Plan& plan = total.planned.plan;
   const std::optional<model::Choice>& choice = total.planned.choice;
   const std::optional<bool> verified = total.verified;
@@ -183,33 +182,34 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total) {
                  choice->reason);
     }
   }
-  if (!f.trace.empty()) {
-    std::ofstream out(f.trace);
-    out << exec::chrome_trace_json(
-        total.spans, "tilepipe run " + f.plan.kernel + " " + join_x(plan.space().extents()));
-    if (!out) {
-      fmt::print(stderr, "tilepipe: error: cannot write the trace to '{}'\n", f.trace);
-      return exit_failure;
-    }
+  if (trace) {
+    auto st = trace->write(exec::chrome_trace_json(
+        total.spans, "tilepipe run " + f.plan.kernel + " " + join_x(plan.space().extents())));
+    if (!st) return report_error(st.error());
   }
   if (verified && !*verified) {
-    fmt::print(stderr, "tilepipe: error: the checksum differs from the sequential reference\n");
-    return exit_failure;
+    return report_error(
+        Error(Errc::internal, "the checksum differs from the sequential reference"));
   }
   return exit_ok;
 }
 
 template <int D>
-int run_wave(const RunFlags& f, const plan::Index& size, const runtime::RunOptions& options) {
+int run_wave(const RunFlags& f, const plan::Index& size, const runtime::RunOptions& options,
+             OutputFile* trace) {
   exec::Point<D> n{};
   for (int d = 0; d < D; ++d) n[d] = size[static_cast<std::size_t>(d)];
   auto kernel = kernels::Wave<D>::make(n);
-  if (!kernel) return report_error(kernel.error());
+  if (!kernel) {
+    Error e = kernel.error();
+    e.message = "--size " + f.plan.size + ": " + e.message;
+    return report_error(e);
+  }
   std::fflush(stdout);  // forked ranks must not repeat buffered output
   auto result = runtime::run(*kernel, size, options);
   if (!result) return report_error(result.error());
   if (!result->root) return exit_ok;
-  return report(f, *result);
+  return report(f, *result, trace);
 }
 
 /// The machine file the run's automatic choices use: --machine (errors are the user's), else the
@@ -293,6 +293,13 @@ int run_run(int argc, char** argv) {
                  "machine file (tilepipe calibrate): --tile/--schedule/--grouping auto choose by "
                  "the cost model; default: the file tilepipe calibrate writes, if present");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
+  // Output paths before any work (an empty --trace '' is refused, not ignored).
+  std::optional<OutputFile> trace_file;
+  if (app.count("--trace") > 0) {
+    auto t = check_output("--trace", f.trace);
+    if (!t) return report_error(t.error());
+    trace_file.emplace(std::move(*t));
+  }
   f.cpus_given = app.count("--cpus") > 0;
   auto face_mode = exec::parse_face_mode(faces, "--faces");
   if (!face_mode) return report_error(face_mode.error());
@@ -362,7 +369,7 @@ int run_run(int argc, char** argv) {
   o.comm_thread = f.comm_thread;
   o.eager_faces = !f.rendezvous_faces;
   o.comm = config;
-  o.trace = !f.trace.empty();
+  o.trace = trace_file.has_value();
   o.verify = f.verify;
   o.output = f.output;
   o.sweeps = f.sweeps;
@@ -370,11 +377,11 @@ int run_run(int argc, char** argv) {
   o.kernel_name = f.plan.kernel;
   switch (extents->size()) {
     case 2:
-      return run_wave<2>(f, *extents, o);
+      return run_wave<2>(f, *extents, o, trace_file ? &*trace_file : nullptr);
     case 3:
-      return run_wave<3>(f, *extents, o);
+      return run_wave<3>(f, *extents, o, trace_file ? &*trace_file : nullptr);
     default:
-      return run_wave<4>(f, *extents, o);
+      return run_wave<4>(f, *extents, o, trace_file ? &*trace_file : nullptr);
   }
 }
 

@@ -12,17 +12,20 @@
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <optional>
+#include <utility>
 
 namespace tp::app {
 namespace {
@@ -173,6 +176,88 @@ void draw_bar(int done, int total, const std::string& what) {
   std::fflush(stderr);
 }
 
+/// Checks each output flag that was given (an empty value too), before any work; two flags may
+/// not name the same file. One optional per flag, in order.
+Expected<std::vector<std::optional<OutputFile>>> check_outputs(
+    const CLI::App& app, const std::vector<std::pair<std::string, std::string>>& flags) {
+  std::vector<std::optional<OutputFile>> out(flags.size());
+  std::vector<std::pair<std::string, std::string>> seen;  // (canonical path, flag)
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    const auto& [flag, path] = flags[i];
+    if (app.count(flag) == 0) continue;
+    auto file = check_output(flag, path);
+    if (!file) return Unexpected{file.error()};
+    std::error_code ec;
+    const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
+    for (const auto& [other, other_flag] : seen) {
+      if (other == canonical) {
+        return fail(Errc::invalid_argument,
+                    other_flag + " and " + flag + " name the same file '" + path + "'");
+      }
+    }
+    seen.emplace_back(canonical, flag);
+    out[i].emplace(std::move(*file));
+  }
+  return out;
+}
+
+/// The plot's image format: the file's extension when matplotlib writes it (.svg, .pdf), else
+/// PNG (a name without one, or another one, still gets exactly that name).
+std::string plot_format(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".svg" || ext == ".pdf") return ext.substr(1);
+  return "png";
+}
+
+/// Draws the CSV with plot_sweep.py into a temporary next to the plot, renamed onto it when the
+/// script succeeds. The CSV reaches the script through an anonymous memory file (memfd), so that
+/// no file the user did not name is written.
+Status draw_plot(OutputFile& plot, const std::string& script, const std::string& csv,
+                 const std::string& title) {
+  const int memfd = ::memfd_create("tilepipe-sweep-csv", 0);  // inherited by the script
+  if (memfd < 0) {
+    return fail(Errc::system, std::string("--plot: memfd_create: ") + std::strerror(errno));
+  }
+  std::size_t done = 0;
+  while (done < csv.size()) {
+    const ssize_t n = ::write(memfd, csv.data() + done, csv.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(memfd);
+      return fail(Errc::system, std::string("--plot: writing the CSV: ") + std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  auto temp = plot.reserve_temp();
+  if (!temp) {
+    ::close(memfd);
+    Error e = temp.error();
+    e.message = "--plot: " + e.message;
+    return Unexpected{e};
+  }
+  std::string err;
+  const auto r = run_child({"/usr/bin/python3", script, "/dev/fd/" + std::to_string(memfd), *temp,
+                            "--format", plot_format(plot.path()), "--title", title},
+                           &err);
+  ::close(memfd);
+  if (r.status != 0) {
+    plot.discard();
+    if (auto p = err.rfind('\n', err.size() > 1 ? err.size() - 2 : 0); p != std::string::npos) {
+      err = err.substr(p + 1);
+    }
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    return fail(Errc::system, "--plot: plot_sweep.py failed: " + err);
+  }
+  if (auto st = plot.commit(); !st) {
+    Error e = st.error();
+    e.message = "--plot: " + e.message;
+    return Unexpected{e};
+  }
+  return {};
+}
+
 int run_sweep(int argc, char** argv) {
   CLI::App app{"Run every scheme x tile height and compare the measured time with the model's",
                "tilepipe sweep"};
@@ -205,13 +290,21 @@ int run_sweep(int argc, char** argv) {
   app.add_option("--repeat", repeat, "runs per point (median), 1..50; repeats are interleaved");
   app.add_option("--sync", sync, "poll|block|hybrid for the runs");
   app.add_option("--csv", csv_path, "write the points as CSV");
-  app.add_option("--plot", plot_path, "write a PNG plot (needs /usr/bin/python3 with matplotlib)");
+  app.add_option("--plot", plot_path,
+                 "write a plot: PNG, or SVG/PDF by the extension (needs /usr/bin/python3 with "
+                 "matplotlib)");
   app.add_flag("--json", json, "print a JSON array, one object per measured point");
   app.add_flag("--quiet", quiet, "no progress display");
   add_link_option(app, link_spec);
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 
-  // Bad input first, before any measurement.
+  // Bad input first, before any measurement; the output paths first of all.
+  auto outputs = check_outputs(
+      app, {{"--save-machine", save_machine_path}, {"--csv", csv_path}, {"--plot", plot_path}});
+  if (!outputs) return report_error(outputs.error());
+  std::optional<OutputFile>& save_machine_file = (*outputs)[0];
+  std::optional<OutputFile>& csv_file = (*outputs)[1];
+  std::optional<OutputFile>& plot_file = (*outputs)[2];
   if (problem.kernel != "wave2d" && problem.kernel != "wave3d" && problem.kernel != "wave4d") {
     return report_error(Error(Errc::invalid_argument,
                               "--kernel: tilepipe sweep runs "
@@ -259,7 +352,7 @@ int run_sweep(int argc, char** argv) {
                                           runs, points.size(), repeat)));
   }
   std::string script;
-  if (!plot_path.empty()) {
+  if (plot_file) {
     script = plot_script();
     if (script.empty()) {
       return report_error(Error(Errc::invalid_argument,
@@ -291,8 +384,8 @@ int run_sweep(int argc, char** argv) {
     machine = **m;
   }
 
-  if (!save_machine_path.empty()) {
-    if (auto st = model::save_machine(machine, save_machine_path); !st) {
+  if (save_machine_file) {
+    if (auto st = save_machine_file->write(model::machine_to_json(machine)); !st) {
       return report_error(st.error());
     }
   }
@@ -468,33 +561,15 @@ int run_sweep(int argc, char** argv) {
           machine.t_sync_in.count() * 1e6);
     }
   }
-  std::string csv_for_plot = csv_path;
-  if (!csv_path.empty()) {
-    std::ofstream out(csv_path);
-    out << csv;
-    if (!out) {
-      return report_error(Error(Errc::system, "cannot write the CSV file '" + csv_path + "'"));
-    }
+  if (csv_file) {
+    if (auto st = csv_file->write(csv); !st) return report_error(st.error());
   }
-  if (!plot_path.empty()) {
-    if (csv_for_plot.empty()) {
-      csv_for_plot = plot_path + ".csv";
-      std::ofstream out(csv_for_plot);
-      out << csv;
-      if (!out) return report_error(Error(Errc::system, "cannot write '" + csv_for_plot + "'"));
-    }
-    std::string err;
-    const auto r = run_child({"/usr/bin/python3", script, csv_for_plot, plot_path, "--title",
-                              fmt::format("{} {}, {} node(s) x {} CPU(s), {}", problem.kernel,
-                                          problem.size, base->nodes, base->cpus, machine.name)},
-                             &err);
-    if (csv_path.empty()) std::filesystem::remove(csv_for_plot);
-    if (r.status != 0) {
-      if (auto p = err.rfind('\n', err.size() > 1 ? err.size() - 2 : 0); p != std::string::npos) {
-        err = err.substr(p + 1);
-      }
-      while (!err.empty() && err.back() == '\n') err.pop_back();
-      return report_error(Error(Errc::system, "--plot: plot_sweep.py failed: " + err));
+  if (plot_file) {
+    if (auto st = draw_plot(*plot_file, script, csv,
+                            fmt::format("{} {}, {} node(s) x {} CPU(s), {}", problem.kernel,
+                                        problem.size, base->nodes, base->cpus, machine.name));
+        !st) {
+      return report_error(st.error());
     }
     if (!quiet) fmt::print(stderr, "sweep: wrote {}\n", plot_path);
   }

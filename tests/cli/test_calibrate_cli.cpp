@@ -119,9 +119,9 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, CalibrateCliBadInput,
     ::testing::Values(
         BadCalibrate{{"-o", "/nonexistent-dir/m.json"},
-                     "-o: cannot write machine file '/nonexistent-dir/m.json': directory "
+                     "-o: cannot write '/nonexistent-dir/m.json': directory "
                      "'/nonexistent-dir' does not exist"},
-        BadCalibrate{{"-o", "/tmp"}, "-o: cannot write machine file '/tmp': it is a directory"},
+        BadCalibrate{{"-o", "/tmp"}, "-o: cannot write '/tmp': it is a directory"},
         BadCalibrate{{"--transport", "sci", "-o", "/tmp/x.json"},
                      "--transport: unknown transport 'sci' (choose shm|mpi)"},
         BadCalibrate{{"--transport", "mpi", "-o", "/tmp/x.json"},

@@ -3,7 +3,9 @@
 (median, with min-max bars) and the model as lines, the model's choice marked, like the seeds'
 figures (seed 000 Fig. 7, seed 002 Figs. 18-19).
 
-usage: plot_sweep.py SWEEP.csv OUT.png [--title TEXT]"""
+usage: plot_sweep.py SWEEP.csv OUT.png [--title TEXT] [--format png|svg|pdf]
+
+--format: the image format whatever OUT's name (default: from OUT's extension, else png)."""
 import argparse
 import csv
 import sys
@@ -14,6 +16,7 @@ def main():
     p.add_argument("csv")
     p.add_argument("png")
     p.add_argument("--title", default="tilepipe sweep")
+    p.add_argument("--format", choices=["png", "svg", "pdf"], default=None)
     a = p.parse_args()
     with open(a.csv) as f:
         rows = list(csv.DictReader(f))
@@ -59,7 +62,11 @@ def main():
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(a.png, dpi=110)
+    fmt = a.format
+    if fmt is None:
+        ext = a.png.rsplit(".", 1)[-1].lower() if "." in a.png else ""
+        fmt = ext if ext in ("png", "svg", "pdf") else "png"
+    fig.savefig(a.png, dpi=110, format=fmt)
     return 0
 
 

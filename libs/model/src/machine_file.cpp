@@ -1,10 +1,13 @@
 // Machine files: JSON reading with one-line errors naming the field, writing, host identity.
 #include <tilepipe/model/machine_file.hpp>
+#include <tilepipe/support/output_file.hpp>
 
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +21,28 @@ namespace tp::model {
 namespace {
 
 using Json = nlohmann::json;
+
+// The ranges a machine file's values must lie in: wide enough for any real machine (and the
+// seeds' 1999 clusters), narrow enough that every prediction stays a finite, positive time.
+constexpr double min_ns_per_point = 1e-6;   ///< t_comp1: at least a femtosecond per point
+constexpr double max_ns_per_point = 1e9;    ///< t_comp1: at most a second per point
+constexpr double max_duration_us = 1e7;     ///< t_start, t_sync, latencies: at most 10 s
+constexpr double min_bandwidth = 1;         ///< bytes per second (as --link accepts)
+constexpr double max_bandwidth = 1e15;      ///< a petabyte per second
+constexpr double min_compute_scale = 1e-6;  ///< a node at most a million times faster
+constexpr double max_compute_scale = 1e6;   ///< or slower
+constexpr std::int64_t max_element_bytes = std::int64_t{1} << 20;
+constexpr std::int64_t max_tile_points = std::int64_t{1} << 53;  ///< exact as a double
+constexpr std::int64_t max_torus_extent = std::int64_t{1} << 20;
+/// The transports a file may be for: this build's, and the seeds' reference clusters'.
+constexpr std::string_view known_transports[] = {"shm", "mpi", "sci-dma"};
+
+/// The shortest decimal form of a limit ("1e+07", "1").
+std::string shortest(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
 
 /// Reads the fields of one JSON object, reporting errors as "machine file 'F': ...".
 class Reader {
@@ -64,27 +89,42 @@ class Reader {
     if (!(*f)->is_boolean()) return error("'" + name(key) + "' must be true or false");
     return (*f)->get<bool>();
   }
-  /// A finite number >= 0, or > 0 when `positive`.
-  Expected<double> number(std::string_view key, bool positive) const {
+  /// A finite number in [min, max].
+  Expected<double> number(std::string_view key, double min, double max) const {
     auto f = field(key);
     if (!f) return Unexpected{f.error()};
     if (!(*f)->is_number()) return error("'" + name(key) + "' must be a number");
     const double v = (*f)->get<double>();
     if (!std::isfinite(v)) return error("'" + name(key) + "' must be finite");
-    if (v < 0 || (positive && v == 0)) {
-      return error("'" + name(key) + "' is " + (*f)->dump() + ": it must be " +
-                   (positive ? "> 0" : ">= 0"));
+    if (v < min) {
+      return error("'" + name(key) + "' is " + (*f)->dump() + ": it must be >= " + shortest(min));
+    }
+    if (v > max) {
+      return error("'" + name(key) + "' is " + (*f)->dump() + ": it must be <= " + shortest(max));
     }
     return v;
   }
-  /// A whole number >= 1.
-  Expected<std::int64_t> count(std::string_view key) const {
+  /// A whole number in [min, max].
+  Expected<std::int64_t> count(std::string_view key, std::int64_t max = INT64_MAX,
+                               std::int64_t min = 1) const {
     auto f = field(key);
     if (!f) return Unexpected{f.error()};
-    if (!(*f)->is_number_integer()) return error("'" + name(key) + "' must be a whole number");
-    const auto v = (*f)->get<std::int64_t>();
-    if (v < 1) return error("'" + name(key) + "' is " + std::to_string(v) + ": it must be >= 1");
-    return v;
+    return whole(**f, name(key), min, max);
+  }
+  /// A JSON value that must be a whole number in [min, max]; `what` names it.
+  Expected<std::int64_t> whole(const Json& v, const std::string& what, std::int64_t min,
+                               std::int64_t max) const {
+    if (!v.is_number_integer()) return error("'" + what + "' must be a whole number");
+    // An unsigned JSON integer above INT64_MAX is out of range, not a negative number.
+    const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX;
+    const std::int64_t x = huge ? INT64_MAX : v.get<std::int64_t>();
+    if (x < min) {
+      return error("'" + what + "' is " + v.dump() + ": it must be >= " + std::to_string(min));
+    }
+    if (huge || x > max) {
+      return error("'" + what + "' is " + v.dump() + ": it must be <= " + std::to_string(max));
+    }
+    return x;
   }
 
  private:
@@ -102,10 +142,10 @@ Expected<ComputeCost> read_compute(const Json& j, const std::string& prefix,
     TP_TRY(r.only({"t_comp1_ns", "element_bytes", "samples"}));
   }
   ComputeCost c;
-  auto t1 = r.number("t_comp1_ns", true);
+  auto t1 = r.number("t_comp1_ns", min_ns_per_point, max_ns_per_point);
   if (!t1) return Unexpected{t1.error()};
   c.t_comp1 = Seconds{*t1 * 1e-9};
-  auto eb = r.count("element_bytes");
+  auto eb = r.count("element_bytes", max_element_bytes);
   if (!eb) return Unexpected{eb.error()};
   c.element_bytes = *eb;
   if (r.has("samples")) {
@@ -116,9 +156,9 @@ Expected<ComputeCost> read_compute(const Json& j, const std::string& prefix,
       if (!s[i].is_object()) return r.error("'" + at + "' must be an object");
       Reader rs(s[i], at + ".", origin);
       TP_TRY(rs.only({"tile_points", "t_comp1_ns"}));
-      auto g = rs.count("tile_points");
+      auto g = rs.count("tile_points", max_tile_points);
       if (!g) return Unexpected{g.error()};
-      auto ts = rs.number("t_comp1_ns", true);
+      auto ts = rs.number("t_comp1_ns", min_ns_per_point, max_ns_per_point);
       if (!ts) return Unexpected{ts.error()};
       ComputeSample sample{*g, Seconds{*ts * 1e-9}};
       if (!c.samples.empty()) {
@@ -174,14 +214,16 @@ Expected<Network> read_network(const Json& j, std::string_view origin) {
       return r.error("'network.torus' must be an array of 1 to 3 whole numbers");
     }
     for (const auto& e : **dims) {
-      if (!e.is_number_integer() || e.get<std::int64_t>() < 1) {
+      if (!e.is_number_integer() ||
+          (e.is_number_unsigned() && e.get<std::uint64_t>() > INT64_MAX) ||
+          e.get<std::int64_t>() < 1 || e.get<std::int64_t>() > max_torus_extent) {
         return r.error("'network.torus' has " + e.dump() +
-                       ": every extent must be a whole number "
-                       ">= 1");
+                       ": every extent must be a whole number in [1, " +
+                       std::to_string(max_torus_extent) + "]");
       }
       n.torus.push_back(e.get<std::int64_t>());
     }
-    auto bw = r.number("link_bandwidth_bytes_per_s", true);
+    auto bw = r.number("link_bandwidth_bytes_per_s", min_bandwidth, max_bandwidth);
     if (!bw) return Unexpected{bw.error()};
     n.link_bandwidth_bytes_per_s = *bw;
   } else {
@@ -192,7 +234,7 @@ Expected<Network> read_network(const Json& j, std::string_view origin) {
     }
   }
   if (r.has("hop_latency_us")) {
-    auto h = r.number("hop_latency_us", false);
+    auto h = r.number("hop_latency_us", 0, max_duration_us);
     if (!h) return Unexpected{h.error()};
     n.hop_latency = Seconds{*h * 1e-6};
   }
@@ -208,20 +250,19 @@ Expected<Network> read_network(const Json& j, std::string_view origin) {
       NodeOverride o;
       auto node = rn.field("node");
       if (!node) return Unexpected{node.error()};
-      if (!(*node)->is_number_integer() || (*node)->get<std::int64_t>() < 0) {
-        return r.error("'" + at + ".node' must be a whole number >= 0 (a rank)");
-      }
-      o.node = (*node)->get<std::int64_t>();
+      auto rank = rn.whole(**node, at + ".node", 0, max_torus_extent);
+      if (!rank) return Unexpected{rank.error()};
+      o.node = *rank;
       if (!seen.insert(o.node).second) {
         return r.error("'" + at + ".node' repeats node " + std::to_string(o.node));
       }
       if (rn.has("compute_scale")) {
-        auto c = rn.number("compute_scale", true);
+        auto c = rn.number("compute_scale", min_compute_scale, max_compute_scale);
         if (!c) return Unexpected{c.error()};
         o.compute_scale = *c;
       }
       if (rn.has("bandwidth_bytes_per_s")) {
-        auto b = rn.number("bandwidth_bytes_per_s", true);
+        auto b = rn.number("bandwidth_bytes_per_s", min_bandwidth, max_bandwidth);
         if (!b) return Unexpected{b.error()};
         o.bandwidth_bytes_per_s = *b;
       }
@@ -267,6 +308,14 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   } catch (const Json::parse_error& e) {
     return fail(Errc::invalid_argument, "machine file '" + std::string(origin) +
                                             "' is not valid JSON: " + first_line(e.what()));
+  } catch (const Json::out_of_range&) {
+    // nlohmann's message would repeat the whole number (hundreds of digits).
+    return fail(Errc::invalid_argument,
+                "machine file '" + std::string(origin) +
+                    "' has a number beyond the range of a double (about 1.8e308)");
+  } catch (const Json::exception& e) {
+    return fail(Errc::invalid_argument, "machine file '" + std::string(origin) +
+                                            "' is not valid JSON: " + first_line(e.what()));
   }
   Reader r(j, "", origin);
   if (!j.is_object()) return r.error("the top level must be a JSON object");
@@ -303,6 +352,11 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   auto transport = r.string("transport");
   if (!transport) return Unexpected{transport.error()};
   if (transport->empty()) return r.error("'transport' must not be empty");
+  if (std::find(std::begin(known_transports), std::end(known_transports), *transport) ==
+      std::end(known_transports)) {
+    return r.error("'transport' is '" + *transport +
+                   "': not a transport (shm, mpi, or sci-dma for the seeds' reference files)");
+  }
   m.transport = *transport;
   if (r.has("emulated_link")) {
     auto link = r.string("emulated_link");
@@ -338,16 +392,16 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   if (!comm) return Unexpected{comm.error()};
   Reader rc(**comm, "comm.", origin);
   TP_TRY(rc.only({"t_start_us", "t_sync_us", "latency_us", "bandwidth_bytes_per_s", "send_mode"}));
-  auto t_start = rc.number("t_start_us", false);
+  auto t_start = rc.number("t_start_us", 0, max_duration_us);
   if (!t_start) return Unexpected{t_start.error()};
   m.t_start = Seconds{*t_start * 1e-6};
-  auto t_sync = rc.number("t_sync_us", false);
+  auto t_sync = rc.number("t_sync_us", 0, max_duration_us);
   if (!t_sync) return Unexpected{t_sync.error()};
   m.t_sync = Seconds{*t_sync * 1e-6};
-  auto latency = rc.number("latency_us", false);
+  auto latency = rc.number("latency_us", 0, max_duration_us);
   if (!latency) return Unexpected{latency.error()};
   m.link.latency = Seconds{*latency * 1e-6};
-  auto bw = rc.number("bandwidth_bytes_per_s", true);
+  auto bw = rc.number("bandwidth_bytes_per_s", min_bandwidth, max_bandwidth);
   if (!bw) return Unexpected{bw.error()};
   m.link.bandwidth_bytes_per_s = *bw;
   auto mode = rc.string("send_mode");
@@ -366,7 +420,7 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   if (!node) return Unexpected{node.error()};
   Reader rn(**node, "node.", origin);
   TP_TRY(rn.only({"t_sync_in_us"}));
-  auto t_sync_in = rn.number("t_sync_in_us", false);
+  auto t_sync_in = rn.number("t_sync_in_us", 0, max_duration_us);
   if (!t_sync_in) return Unexpected{t_sync_in.error()};
   m.t_sync_in = Seconds{*t_sync_in * 1e-6};
 
@@ -487,16 +541,9 @@ std::string machine_to_json(const Machine& m) {
 }
 
 Status save_machine(const Machine& m, const std::string& path) {
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) {
-    return fail(Errc::system, "cannot write machine file '" + path + "': " + std::strerror(errno));
-  }
-  out << machine_to_json(m);
-  out.close();
-  if (!out) {
-    return fail(Errc::system, "cannot write machine file '" + path + "': " + std::strerror(errno));
-  }
-  return {};
+  auto out = OutputFile::make(path);
+  if (!out) return Unexpected{out.error()};
+  return out->write(machine_to_json(m));
 }
 
 }  // namespace tp::model

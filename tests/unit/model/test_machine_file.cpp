@@ -190,12 +190,12 @@ TEST(MachineFileBad, each_field_is_checked) {
   EXPECT_EQ(parse_error(edited("\"t_start_us\": 49.2,\n", "")),
             "machine file 'm.json': missing field 'comm.t_start_us'");
   EXPECT_EQ(parse_error(edited("\"t_comp1_ns\": 39.6", "\"t_comp1_ns\": -39.6")),
-            "machine file 'm.json': 'compute.t_comp1_ns' is -39.6: it must be > 0");
+            "machine file 'm.json': 'compute.t_comp1_ns' is -39.6: it must be >= 1e-06");
   EXPECT_EQ(parse_error(edited("\"t_sync_us\": 50.8", "\"t_sync_us\": -1")),
             "machine file 'm.json': 'comm.t_sync_us' is -1: it must be >= 0");
   EXPECT_EQ(
       parse_error(edited("\"bandwidth_bytes_per_s\": 84120000", "\"bandwidth_bytes_per_s\": 0")),
-      "machine file 'm.json': 'comm.bandwidth_bytes_per_s' is 0: it must be > 0");
+      "machine file 'm.json': 'comm.bandwidth_bytes_per_s' is 0: it must be >= 1");
   EXPECT_EQ(parse_error(edited("\"t_sync_in_us\": 11", "\"t_sync_in_us\": \"11\"")),
             "machine file 'm.json': 'node.t_sync_in_us' must be a number");
   EXPECT_EQ(parse_error(edited("\"element_bytes\": 4", "\"element_bytes\": 4.5")),

@@ -77,17 +77,17 @@ TEST(MachineNetwork, each_bad_field_is_named) {
   EXPECT_EQ(error_of(R"({"topology": "mesh"})"),
             f + "'network.topology' is 'mesh' (choose full-bisection|torus)");
   EXPECT_EQ(error_of(R"({"topology": "torus", "torus": [4, 0], "link_bandwidth_bytes_per_s": 1})"),
-            f + "'network.torus' has 0: every extent must be a whole number >= 1");
+            f + "'network.torus' has 0: every extent must be a whole number in [1, 1048576]");
   EXPECT_EQ(error_of(R"({"topology": "torus", "torus": [2, 2, 2, 2],
                          "link_bandwidth_bytes_per_s": 1})"),
             f + "'network.torus' must be an array of 1 to 3 whole numbers");
   EXPECT_EQ(error_of(R"({"torus": [4]})"), f + "'network.torus' needs \"topology\": \"torus\"");
   EXPECT_EQ(error_of(R"({"nodes": [{"node": 1, "compute_scale": 0}]})"),
-            f + "'network.nodes[0].compute_scale' is 0: it must be > 0");
+            f + "'network.nodes[0].compute_scale' is 0: it must be >= 1e-06");
   EXPECT_EQ(error_of(R"({"nodes": [{"node": 1}, {"node": 1}]})"),
             f + "'network.nodes[1].node' repeats node 1");
   EXPECT_EQ(error_of(R"({"nodes": [{"node": -1}]})"),
-            f + "'network.nodes[0].node' must be a whole number >= 0 (a rank)");
+            f + "'network.nodes[0].node' is -1: it must be >= 0");
   EXPECT_EQ(error_of(R"({"nodes": [{"node": 1, "speed": 2}]})"),
             f + "unknown field 'network.nodes[0].speed'");
   EXPECT_EQ(error_of(R"({"latency_us": 1})"), f + "unknown field 'network.latency_us'");

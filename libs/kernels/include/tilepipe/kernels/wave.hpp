@@ -87,7 +87,8 @@ class Wave {
         return fail(Errc::invalid_argument, "size " + std::to_string(n[d]) + " in dimension " +
                                                 std::to_string(d + 1) + ": must be >= 1");
       }
-      const auto e = checked_mul(elems, n[d] + 1);
+      const auto side = checked_add(n[d], 1);  // N_d = INT64_MAX must not overflow here
+      const auto e = side ? checked_mul(elems, *side) : std::nullopt;
       if (!e || !checked_mul(*e, Index{sizeof(float)})) {
         return fail(Errc::out_of_range, "the array does not fit in 64-bit byte offsets");
       }

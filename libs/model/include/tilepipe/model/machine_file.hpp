@@ -45,7 +45,8 @@ Expected<Machine> load_machine(const std::string& path, const MachineCheck& chec
 /// The machine as machine-file JSON text (parse_machine gives back an equal machine).
 std::string machine_to_json(const Machine& machine);
 
-/// Writes machine_to_json to a file (replacing it).
+/// Writes machine_to_json to a file: checked first, written to a temporary in its directory and
+/// renamed onto it (tp::OutputFile), so the file is either the old one or the whole new one.
 Status save_machine(const Machine& machine, const std::string& path);
 
 }  // namespace tp::model
