@@ -6,9 +6,10 @@ CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 # Debian packages the build, the tests and the plotting tools need.
 DEB_PACKAGES := cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev \
   libfmt-dev nlohmann-json3-dev libcli11-dev libhwloc-dev openmpi-bin libopenmpi-dev \
-  mpich libmpich-dev python3 python3-matplotlib python3-numpy clang-format-14 emboss emboss-data
+  mpich libmpich-dev python3 python3-matplotlib python3-numpy clang-format-14 emboss emboss-data \
+  clang libclang-rt-14-dev
 
-.PHONY: all deps build test test-mpich demo format format-check clean
+.PHONY: all deps build test test-mpich demo format format-check clean fuzz-long fuzz-corpus
 # build-<preset> and test-<preset> (release, asan, tsan, dev, nompi) are pattern rules below;
 # GNU make skips pattern rules for .PHONY targets, so they are forced with FORCE instead.
 FORCE:
@@ -48,7 +49,35 @@ test-mpich: deps build/mpich/build.ninja FORCE
 	cmake --build build/mpich -j $(JOBS) --target tilepipe
 	tests/mpi/launcher_smoke.sh build/mpich/apps/tilepipe/tilepipe mpiexec.mpich mpirun.openmpi
 
-test: test-release test-asan test-tsan test-mpich format-check
+
+# The fuzz preset (clang, libFuzzer + ASan + UBSan) builds only the fuzz targets and the libraries
+# they need (tests/fuzz); its tests run each target TILEPIPE_FUZZ_SECONDS (10) from the committed
+# seed corpus.
+build-fuzz: deps build/fuzz/build.ninja FORCE
+	cmake --build build/fuzz -j $(JOBS) --target fuzz_targets
+
+test: test-release test-asan test-tsan test-mpich test-fuzz format-check
+
+# A long fuzzing run (docs/benchmarks.md, "Faults"): every target FUZZ_SECONDS, FUZZ_JOBS at once;
+# the corpus it learns stays in build/fuzz/corpus/, findings go to build/fuzz/findings/.
+FUZZ_TARGETS := fuzz_fasta fuzz_score_matrix fuzz_machine_file fuzz_plan_values fuzz_link
+FUZZ_SECONDS ?= 600
+FUZZ_JOBS ?= $(JOBS)
+FUZZ_FLAGS = -timeout=1 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1
+fuzz-long: build-fuzz
+	@mkdir -p build/fuzz/findings
+	printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(FUZZ_JOBS) -I{} sh -c \
+	  'mkdir -p build/fuzz/corpus/{} && build/fuzz/tests/fuzz/{} -max_total_time=$(FUZZ_SECONDS) \
+	   $(FUZZ_FLAGS) -artifact_prefix=build/fuzz/findings/{}- build/fuzz/corpus/{} \
+	   tests/fuzz/corpus/{} > build/fuzz/findings/{}.log 2>&1; \
+	   status=$$?; tail -n 12 build/fuzz/findings/{}.log | grep -E "stat::|ERROR|SUMMARY"; \
+	   echo "{}: exit $$status"; exit $$status'
+
+# Merges what the fuzzers learned into the committed seed corpus (only inputs that add coverage).
+fuzz-corpus: build-fuzz
+	for t in $(FUZZ_TARGETS); do \
+	  build/fuzz/tests/fuzz/$$t -merge=1 tests/fuzz/corpus/$$t build/fuzz/corpus/$$t || exit 1; \
+	done
 
 # The seeds' plans, then the seeds' experiment on this machine (issue 5): calibrate, a short sweep
 # of the four schemes with the model's curves, the chosen tile height, the plot (build/demo/).

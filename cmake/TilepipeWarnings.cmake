@@ -15,6 +15,13 @@ if(TILEPIPE_SANITIZER STREQUAL "address")
 elseif(TILEPIPE_SANITIZER STREQUAL "thread")
   target_compile_options(tilepipe_sanitizers INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
   target_link_options(tilepipe_sanitizers INTERFACE -fsanitize=thread)
+elseif(TILEPIPE_SANITIZER STREQUAL "fuzzer")
+  # libFuzzer builds (clang, the fuzz preset): ASan+UBSan plus coverage for libFuzzer in every
+  # library; the fuzz targets themselves link -fsanitize=fuzzer (tests/fuzz).
+  target_compile_options(tilepipe_sanitizers INTERFACE
+    -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+    -fno-omit-frame-pointer)
+  target_link_options(tilepipe_sanitizers INTERFACE -fsanitize=address,undefined)
 elseif(NOT TILEPIPE_SANITIZER STREQUAL "")
-  message(FATAL_ERROR "TILEPIPE_SANITIZER must be empty, 'address' or 'thread', not '${TILEPIPE_SANITIZER}'")
+  message(FATAL_ERROR "TILEPIPE_SANITIZER must be empty, 'address', 'thread' or 'fuzzer', not '${TILEPIPE_SANITIZER}'")
 endif()
