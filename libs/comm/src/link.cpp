@@ -91,7 +91,8 @@ std::string preset_names() {
 std::string format_exact(double value, std::span<const Unit> units) {
   for (auto it = units.rbegin(); it != units.rend(); ++it) {
     const double n = value / it->scale;
-    if (n >= 1 && std::abs(n - std::round(n)) < 1e-9 * n) {
+    // Whole numbers up to 2^53 only: llround beyond long long's range is not a number.
+    if (n >= 1 && n <= 9007199254740992.0 && std::abs(n - std::round(n)) < 1e-9 * n) {
       return std::to_string(static_cast<long long>(std::llround(n))) + std::string(it->suffix);
     }
   }
@@ -164,6 +165,11 @@ Expected<Link> parse_link(std::string_view text, std::string_view what) {
       if (!rate) return Unexpected{rate.error()};
       if (*rate < 1.0) {
         return bad(what, "'" + std::string(part) + "': bandwidth must be at least 1 B/s");
+      }
+      // Above a petabyte per second no link is emulated; the bound also keeps to_string exact
+      // (found by fuzzing: 2.4e70 B/s came back as bandwidth=-9223372036854775808GB/s).
+      if (*rate > 1e15) {
+        return bad(what, "'" + std::string(part) + "': bandwidth above 1 PB/s (1000000GB/s)");
       }
       link.bandwidth_bytes_per_s = *rate;
       have_bandwidth = true;

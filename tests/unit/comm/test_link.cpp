@@ -101,6 +101,14 @@ TEST(LinkParse, bad_specifications_name_the_bad_part) {
   EXPECT_NE(parse_error("").find("empty link specification"), std::string::npos);
   EXPECT_EQ(parse_error("latency=1us,latency=2us"), "--link: latency given twice");
   EXPECT_NE(parse_error("bandwidth=0B/s").find("at least 1 B/s"), std::string::npos);
+  // Found by fuzzing (tests/fuzz/fuzz_link.cpp): a rate beyond 2^63 units came back from
+  // to_string as a negative number that does not parse.
+  EXPECT_EQ(parse_error("bandwidth=24444444444444444444444444444444444444444444444444444B/s"),
+            "--link: 'bandwidth=24444444444444444444444444444444444444444444444444444B/s': "
+            "bandwidth above 1 PB/s (1000000GB/s)");
+  auto top = tp::comm::parse_link("bandwidth=1000000GB/s", "--link");
+  ASSERT_TRUE(top);
+  EXPECT_EQ(tp::comm::to_string(*top), "latency=0ns,bandwidth=1000000GB/s");
   EXPECT_NE(parse_error("latency=1.2.3us").find("is not a number"), std::string::npos);
 }
 
