@@ -63,7 +63,7 @@ test: test-release test-asan test-tsan test-mpich test-fuzz format-check
 FUZZ_TARGETS := fuzz_fasta fuzz_score_matrix fuzz_machine_file fuzz_plan_values fuzz_link
 FUZZ_SECONDS ?= 600
 FUZZ_JOBS ?= $(JOBS)
-FUZZ_FLAGS = -timeout=1 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1
+FUZZ_FLAGS = -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1
 fuzz-long: build-fuzz
 	@mkdir -p build/fuzz/findings
 	printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(FUZZ_JOBS) -I{} sh -c \
