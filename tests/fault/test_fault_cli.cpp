@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +79,8 @@ struct Case {
   std::chrono::milliseconds delay{0};
   std::vector<std::string> argv;
   std::string text;
+  bool mpirun = false;    ///< launched by mpirun (the launcher is mpirun, the ranks its children)
+  std::string vader_dir;  ///< mpirun: Open MPI's shared-memory segments go here (checked empty)
 };
 
 std::string fasta_path(const char* name, std::size_t length, std::uint64_t seed) {
@@ -129,6 +132,55 @@ Case make_case(std::uint64_t seed, Fault fault) {
   c.text = "seed " + std::to_string(seed) + ": " + name_of(fault) + " (rank " +
            std::to_string(c.victim) + ") after " + std::to_string(c.delay.count()) + " ms of";
   for (std::size_t i = 1; i < c.argv.size(); ++i) c.text += " " + c.argv[i];
+  return c;
+}
+
+/// The words of a space-separated list.
+std::vector<std::string> words_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto end = text.find(' ', start);
+    const std::string w = text.substr(start, end == std::string::npos ? end : end - start);
+    if (!w.empty()) out.push_back(w);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+/// The same faults with the ranks started by Open MPI's mpirun (`-q`: none of its help texts;
+/// its shared-memory segments in a private directory, checked empty afterwards): run or align, the
+/// shm transport or MPI, more ranks than cores with `--sync block`; the launcher is mpirun.
+Case make_mpirun_case(std::uint64_t seed, Fault fault) {
+  Case c = make_case(seed, fault);
+  std::mt19937_64 rng(seed ^ 0x6D70697275ULL);
+  c.mpirun = true;
+  // Not in /dev/shm: the fault tests beside this one compare /dev/shm before and after.
+  c.vader_dir = ::testing::TempDir() + "tp_fault_vader_" + std::to_string(::getpid()) + "_" +
+                std::to_string(seed);
+  const bool over_mpi = rng() % 2 == 0;
+  std::vector<std::string> argv = {TILEPIPE_MPIEXEC};
+  for (const auto& w : words_of(TILEPIPE_MPIEXEC_FLAGS)) argv.push_back(w);
+  argv.insert(argv.end(), {"-q", "--mca", "btl_vader_backing_directory", c.vader_dir, "-np",
+                           std::to_string(c.ranks)});
+  // The tilepipe command of the local case, less --nodes (the job's size), faces copy over MPI.
+  for (std::size_t i = 0; i < c.argv.size(); ++i) {
+    if (c.argv[i] == "--nodes") {
+      ++i;
+      continue;
+    }
+    if (over_mpi && i > 0 && c.argv[i - 1] == "--faces") {
+      argv.emplace_back("copy");
+      continue;
+    }
+    argv.push_back(c.argv[i]);
+  }
+  if (over_mpi) argv.insert(argv.end(), {"--transport", "mpi"});
+  c.argv = argv;
+  c.text = "seed " + std::to_string(seed) + ": " + name_of(fault) + " (rank " +
+           std::to_string(c.victim) + ") after " + std::to_string(c.delay.count()) + " ms of";
+  for (const auto& a : c.argv) c.text += " " + a;
   return c;
 }
 
@@ -304,8 +356,10 @@ struct Tally {
 bool run_case(const Case& c) {
   SCOPED_TRACE(c.text);
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);  // orphaned ranks come to us: we see any that survive
+  if (c.mpirun) ::mkdir(c.vader_dir.c_str(), 0700);
   const auto shm_before = dev_shm_entries();
   std::vector<std::string> env;
+  if (c.mpirun && TILEPIPE_ASAN) env.emplace_back("ASAN_OPTIONS=detect_leaks=0");
   if (c.fault == Fault::thread_start) {
     env = {std::string("LD_PRELOAD=") + TILEPIPE_FAULT_SHIM, "TILEPIPE_FAULT_THREADS=0"};
     if (TILEPIPE_ASAN) env.emplace_back("ASAN_OPTIONS=verify_asan_link_order=0");
@@ -383,6 +437,18 @@ bool run_case(const Case& c) {
   }
   EXPECT_TRUE(orphans.empty()) << orphans.size() << " process(es) outlived the launcher";
   EXPECT_EQ(dev_shm_entries(), shm_before) << "something was left in /dev/shm";
+  if (c.mpirun) {
+    std::vector<std::string> left;
+    if (DIR* d = ::opendir(c.vader_dir.c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] != '.') left.emplace_back(e->d_name);
+      }
+      ::closedir(d);
+    }
+    EXPECT_TRUE(left.empty()) << left.size() << " Open MPI segment(s) left, e.g. " << left.front();
+    for (const auto& f : left) ::unlink((c.vader_dir + "/" + f).c_str());
+    ::rmdir(c.vader_dir.c_str());
+  }
 
   const auto err = lines_of(child.err);
   const bool complete = complete_output(child.out, c.align);
@@ -392,6 +458,16 @@ bool run_case(const Case& c) {
     EXPECT_TRUE(complete) << "exit 0 with incomplete output: " << child.out;
     EXPECT_NE(c.fault, Fault::thread_start) << "no thread may start, yet the run succeeded";
     return false;
+  }
+  if (c.mpirun) {
+    // mpirun ends the job (137/143 for a rank killed by SIGKILL/SIGTERM, 1 otherwise); stderr
+    // holds at most one line, tilepipe's, and stdout nothing or the whole result.
+    EXPECT_TRUE(delivered || c.fault == Fault::thread_start);
+    EXPECT_FALSE(child.signaled) << "mpirun itself died of signal " << child.code - 128;
+    EXPECT_LE(err.size(), 1U) << child.err;
+    if (!err.empty()) EXPECT_EQ(err[0].rfind("tilepipe: error: ", 0), 0U) << err[0];
+    EXPECT_TRUE(child.out.empty() || complete) << "partial output: " << child.out;
+    return true;
   }
   const std::string vpid = std::to_string(victim);
   switch (c.fault) {
@@ -498,6 +574,41 @@ void run_fault(Fault fault) {
     EXPECT_GE(2 * t.hit, t.cases) << "most faults came after the run's end: the runs are too short";
   }
 }
+
+#if TILEPIPE_FAULT_MPIRUN
+/// Three cases of `fault` under mpirun (15 faults per build); at least one must strike a working
+/// run.
+void run_mpirun_fault(Fault fault) {
+  Tally t;
+  for (const std::uint64_t seed : seeds(fault, 3)) {
+    const Case c = make_mpirun_case(seed + 50, fault);
+    std::printf("fault case %s\n", c.text.c_str());
+    std::fflush(stdout);
+    ++t.cases;
+    if (run_case(c)) ++t.hit;
+  }
+  std::printf("mpirun, %s: %d of %d faults struck a working run\n", name_of(fault), t.hit, t.cases);
+  if (std::getenv("TILEPIPE_FAULT_SEED") == nullptr) {
+    EXPECT_GE(t.hit, 1) << "every fault came after the run's end: the runs are too short";
+  }
+}
+
+TEST(FaultMpirun, kill_9_of_a_rank) {
+  run_mpirun_fault(Fault::kill_rank);
+}
+TEST(FaultMpirun, sigstop_of_a_rank) {
+  run_mpirun_fault(Fault::stop_rank);
+}
+TEST(FaultMpirun, sigterm_of_a_rank) {
+  run_mpirun_fault(Fault::term_rank);
+}
+TEST(FaultMpirun, sigint_to_mpirun) {
+  run_mpirun_fault(Fault::int_launcher);
+}
+TEST(FaultMpirun, sigterm_to_mpirun) {
+  run_mpirun_fault(Fault::term_launcher);
+}
+#endif
 
 TEST(Fault, kill_9_of_a_rank) {
   run_fault(Fault::kill_rank);
