@@ -49,7 +49,6 @@ test-mpich: deps build/mpich/build.ninja FORCE
 	cmake --build build/mpich -j $(JOBS) --target tilepipe
 	tests/mpi/launcher_smoke.sh build/mpich/apps/tilepipe/tilepipe mpiexec.mpich mpirun.openmpi
 
-
 # The fuzz preset (clang, libFuzzer + ASan + UBSan) builds only the fuzz targets and the libraries
 # they need (tests/fuzz); its tests run each target TILEPIPE_FUZZ_SECONDS (10) from the committed
 # seed corpus.
