@@ -300,6 +300,9 @@ int run_run(int argc, char** argv) {
     if (!t) return report_error(t.error());
     trace_file.emplace(std::move(*t));
   }
+  if (app.count("--output") > 0) {  // the door opens it (forked: before any rank starts)
+    if (auto o = check_output("--output", f.output); !o) return report_error(o.error());
+  }
   f.cpus_given = app.count("--cpus") > 0;
   auto face_mode = exec::parse_face_mode(faces, "--faces");
   if (!face_mode) return report_error(face_mode.error());
@@ -334,11 +337,6 @@ int run_run(int argc, char** argv) {
 
   auto extents = parse_extents(f.plan.size, "--size");
   if (!extents) return report_error(extents.error());
-  if (app.count("--output") > 0) {  // checked before any work (the door checks it again)
-    if (auto st = check_output_path(f.output); !st) {
-      return report_error(Error::about("output", st.error().code, st.error().message));
-    }
-  }
 
   auto machine = model_machine(f, app.count("--schedule") > 0, app.count("--grouping") > 0, config);
   if (!machine) return report_error(machine.error());

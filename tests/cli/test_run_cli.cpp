@@ -223,7 +223,7 @@ TEST(RunCli, an_output_that_cannot_be_written_is_refused_before_the_run) {
        {std::string("/nonexistent-dir/u.npy"), std::string("/tmp"), std::string("")}) {
     auto r = run({"--kernel", "wave2d", "--size", "64x64", "--output", bad});
     EXPECT_EQ(r.exit_code, 2) << bad;
-    EXPECT_EQ(r.err.rfind("tilepipe: error: --output ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.rfind("tilepipe: error: --output: ", 0), 0u) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }

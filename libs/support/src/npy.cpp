@@ -51,49 +51,30 @@ std::size_t npy_element_bytes(std::string_view dtype) noexcept {
   return 0;
 }
 
-Status check_output_path(const std::string& path) {
-  if (path.empty()) return fail(Errc::invalid_argument, "an empty path names no file");
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    return fail(Errc::invalid_argument, "'" + path + "' is a directory");
-  }
-  const fs::path parent = fs::path(path).parent_path();
-  const std::string dir = parent.empty() ? "." : parent.string();
-  if (!fs::is_directory(dir, ec)) {
-    return fail(Errc::invalid_argument,
-                "cannot write '" + path + "': directory '" + dir + "' does not exist");
-  }
-  if (::access(dir.c_str(), W_OK) != 0) {
-    return fail(Errc::invalid_argument,
-                "cannot write '" + path + "': directory '" + dir + "' is not writable");
-  }
-  return {};
-}
-
 Expected<NpyWriter> NpyWriter::create(const std::string& path, std::string_view dtype,
                                       std::span<const std::int64_t> shape) {
-  TP_TRY(check_output_path(path));
-  NpyWriter w;
-  w.element_bytes_ = npy_element_bytes(dtype);
-  if (w.element_bytes_ == 0) {
+  const std::size_t element_bytes = npy_element_bytes(dtype);
+  if (element_bytes == 0) {
     return fail(Errc::invalid_argument, "no .npy type '" + std::string(dtype) + "'");
   }
-  w.elements_ = 1;
+  std::int64_t elements = 1;
   for (const auto n : shape) {
-    if (n < 0 || (n > 0 && w.elements_ > max_elements / n)) {
+    if (n < 0 || (n > 0 && elements > max_elements / n)) {
       return fail(Errc::out_of_range, "an array of this shape is too large for '" + path + "'");
     }
-    w.elements_ *= n;
+    elements *= n;
   }
   const std::string h = header_text(dtype, shape);
   if (h.size() > 65535) return fail(Errc::out_of_range, "an .npy header over 64 KiB");
-  w.path_ = path;
-  std::string temp = path + ".XXXXXX";
-  w.fd_ = ::mkstemp(temp.data());
-  if (w.fd_ < 0) return Unexpected{io_error("cannot create a file beside", path)};
-  w.temp_ = temp;
-  (void)::fchmod(w.fd_, 0644);  // mkstemp's 0600 is for secrets; an array is data
+  auto file = OutputFile::make(path);
+  if (!file) return Unexpected{file.error()};
+  NpyWriter w(std::move(*file));
+  w.element_bytes_ = element_bytes;
+  w.elements_ = elements;
+  auto temp = w.file_.reserve_temp();
+  if (!temp) return Unexpected{temp.error()};
+  w.fd_ = ::open(temp->c_str(), O_WRONLY | O_CLOEXEC);
+  if (w.fd_ < 0) return Unexpected{io_error("cannot open", *temp)};
   std::string head(magic.begin(), magic.end());
   head += '\x01';
   head += '\x00';
@@ -105,20 +86,22 @@ Expected<NpyWriter> NpyWriter::create(const std::string& path, std::string_view 
       static_cast<off_t>(w.header_ + static_cast<std::size_t>(w.elements_) * w.element_bytes_);
   if (::pwrite(w.fd_, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size()) ||
       ::ftruncate(w.fd_, total) != 0) {
-    return Unexpected{io_error("cannot write", w.temp_)};
+    return Unexpected{io_error("cannot write", *temp)};
   }
   return w;
 }
 
-NpyWriter::NpyWriter(NpyWriter&& other) noexcept {
-  *this = std::move(other);
-}
+NpyWriter::NpyWriter(NpyWriter&& other) noexcept
+    : file_(std::move(other.file_)),
+      fd_(std::exchange(other.fd_, -1)),
+      header_(other.header_),
+      element_bytes_(other.element_bytes_),
+      elements_(other.elements_) {}
 
 NpyWriter& NpyWriter::operator=(NpyWriter&& other) noexcept {
   if (this != &other) {
-    discard();
-    path_ = std::move(other.path_);
-    temp_ = std::exchange(other.temp_, {});
+    close_fd();
+    file_ = std::move(other.file_);
     fd_ = std::exchange(other.fd_, -1);
     header_ = other.header_;
     element_bytes_ = other.element_bytes_;
@@ -128,28 +111,26 @@ NpyWriter& NpyWriter::operator=(NpyWriter&& other) noexcept {
 }
 
 NpyWriter::~NpyWriter() {
-  discard();
-}
+  close_fd();
+}  // the OutputFile removes an uncommitted temporary
 
-void NpyWriter::discard() noexcept {
+void NpyWriter::close_fd() noexcept {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  if (!temp_.empty()) ::unlink(temp_.c_str());
-  temp_.clear();
 }
 
 Status NpyWriter::write(std::int64_t offset, std::span<const std::byte> bytes) const {
   if (fd_ < 0) return fail(Errc::internal, "the .npy file is not open");
   if (offset < 0 || bytes.size() % element_bytes_ != 0 ||
       offset + static_cast<std::int64_t>(bytes.size() / element_bytes_) > elements_) {
-    return fail(Errc::internal, "a write outside the array of '" + path_ + "'");
+    return fail(Errc::internal, "a write outside the array of '" + path() + "'");
   }
   auto at = static_cast<off_t>(header_ + static_cast<std::size_t>(offset) * element_bytes_);
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, at);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Unexpected{io_error("cannot write", temp_)};
+    if (n <= 0) return Unexpected{io_error("cannot write", path())};
     done += static_cast<std::size_t>(n);
     at += n;
   }
@@ -159,13 +140,9 @@ Status NpyWriter::write(std::int64_t offset, std::span<const std::byte> bytes) c
 Status NpyWriter::commit() {
   if (fd_ < 0) return fail(Errc::internal, "the .npy file is not open");
   if (::fsync(fd_) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
-    return Unexpected{io_error("cannot write", temp_)};
+    return Unexpected{io_error("cannot write", path())};
   }
-  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
-    return Unexpected{io_error("cannot rename the finished array to", path_)};
-  }
-  temp_.clear();
-  return {};
+  return file_.commit();
 }
 
 Expected<NpyArray> read_npy(const std::string& path) {

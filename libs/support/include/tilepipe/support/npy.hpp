@@ -3,6 +3,7 @@
 #pragma once
 
 #include <tilepipe/support/expected.hpp>
+#include <tilepipe/support/output_file.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -36,15 +37,12 @@ constexpr std::string_view npy_dtype() noexcept {
 /// The bytes per element of a .npy type string ("<f4" -> 4), or 0 for one this reader refuses.
 std::size_t npy_element_bytes(std::string_view dtype) noexcept;
 
-/// Why `path` cannot become an output file (its directory missing or not writable, the path a
-/// directory, empty), or success. Nothing is created.
-Status check_output_path(const std::string& path);
-
-/// An .npy file being written. create() makes a temporary file beside `path` (same directory,
-/// so the final rename is atomic) holding the header and room for every element; write() puts
-/// elements at any offset (pwrite: several writers may share the file, forked processes too);
-/// commit() renames it to `path`. Destroyed uncommitted, the temporary file is removed: a failed
-/// run leaves neither a partial file nor a temporary one.
+/// An .npy file being written, through an OutputFile (output_file.hpp: the path checked first, a
+/// temporary beside it renamed when complete). create() makes the temporary with the header and
+/// room for every element; write() puts elements at any offset (pwrite: several writers may share
+/// the file, processes forked after create() too); commit() makes it the file at `path`.
+/// Destroyed uncommitted, by the process that created it, the temporary is removed: a failed run
+/// leaves neither a partial file nor a temporary one.
 class NpyWriter {
  public:
   static Expected<NpyWriter> create(const std::string& path, std::string_view dtype,
@@ -59,14 +57,13 @@ class NpyWriter {
   Status write(std::int64_t offset, std::span<const std::byte> bytes) const;
   /// Flushes and renames the file to its name; afterwards the writer holds nothing.
   Status commit();
-  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] const std::string& path() const noexcept { return file_.path(); }
   [[nodiscard]] std::int64_t elements() const noexcept { return elements_; }
 
  private:
-  NpyWriter() = default;
-  void discard() noexcept;
-  std::string path_;
-  std::string temp_;
+  explicit NpyWriter(OutputFile file) : file_(std::move(file)) {}
+  void close_fd() noexcept;
+  OutputFile file_;
   int fd_ = -1;
   std::size_t header_ = 0;
   std::size_t element_bytes_ = 0;
