@@ -1,5 +1,6 @@
 // Transformation::find: skewing and reversal for negative dependences, refusals, and brute-force
 // enumeration of small spaces (every dependence satisfied by the order, no point twice).
+#include <tilepipe/plan/plan.hpp>
 #include <tilepipe/plan/transform.hpp>
 
 #include <gtest/gtest.h>
@@ -66,6 +67,22 @@ TEST(Transformation, opposite_dependences_are_refused_with_their_names) {
   auto u = Transformation::find(deps_of("1,0,0;0,1,-1;1,-2,0;-2,1,1"));
   ASSERT_FALSE(u.has_value());  // the sum of all four is zero
   EXPECT_EQ(u.error().code, Errc::invalid_argument);
+}
+
+TEST(Plan, leaves_out_dependences_no_two_points_realize) {
+  // One sweep of sor2d in the skewed space: the time extent is 1, so (1, *, *) never binds and a
+  // time tile of 1 is legal; over 2 sweeps it binds and the same tile is refused.
+  PlanRequest req;
+  req.size = {1, 8, 8};
+  req.deps = deps_of("0,1,0;0,0,1;1,0,1;1,1,0;1,1,1");
+  req.tile_kind = TileSpecKind::extents;
+  req.tile_extents = {1, 4, 8};
+  auto p = Plan::make(req);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p->deps().to_string(), "0,1,0;0,0,1");
+  req.size = {2, 8, 8};
+  req.tile_extents = {1, 4, 8};
+  EXPECT_FALSE(Plan::make(req).has_value());
 }
 
 TEST(Transformation, make_refuses_non_unimodular_matrices) {

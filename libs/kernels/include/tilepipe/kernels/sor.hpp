@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -115,8 +116,10 @@ class Sor {
                   "iterations " + std::to_string(iterations) + ": must be >= 1");
     }
     if (!(omega > 0.0 && omega < 2.0)) {
-      return fail(Errc::invalid_argument,
-                  "omega " + std::to_string(omega) + ": must lie in (0, 2) for SOR to converge");
+      std::array<char, 32> text{};
+      const auto end = std::to_chars(text.data(), text.data() + text.size(), omega).ptr;
+      return fail(Errc::invalid_argument, "omega " + std::string(text.data(), end) +
+                                              ": must lie in (0, 2) for SOR to converge");
     }
     Index points = iterations;
     Index plane = 1;
