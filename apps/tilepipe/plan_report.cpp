@@ -77,10 +77,10 @@ std::string transform_to_text(const plan::TransformedSpace& t) {
   };
   row("loop nest", join(t.original_size, "x"));
   row("its dependences", t.original_deps.to_string());
-  row("transformation T", fmt::format("{}  (rows {}); the space below is T J^n's bounding box, "
-                                      "shifted to start at 1 (lower corner {})",
-                                      t.transform.to_string(), t.transform.rows_string(),
-                                      plan::to_string(t.box.lo)));
+  row("transformation T",
+      fmt::format("{}  (rows {}); the space below is T J^n's bounding box, "
+                  "shifted to start at 1 (lower corner {})",
+                  t.transform.to_string(), t.transform.rows_string(), plan::to_string(t.box.lo)));
   return s;
 }
 

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <numeric>
 #include <cstdlib>
+#include <numeric>
 #include <set>
 #include <tuple>
 #include <utility>

@@ -18,14 +18,15 @@ tp::test::ProcessResult tilepipe(std::vector<std::string> args) {
 
 TEST(SorCli, run_sor2d_on_ranks_equals_the_plain_loop) {
   for (const char* schedule : {"blocking", "overlap"}) {
-    auto r = tilepipe({"run", "--kernel", "sor2d", "--size", "19x7", "--param", "iterations=6",
-                       "--param", "omega=1.7", "--tile", "2", "--nodes", "2", "--cpus", "2",
-                       "--sync", "block", "--schedule", schedule, "--json"});
+    auto r = tilepipe({"run",     "--kernel",     "sor2d",      "--size",    "19x7",
+                       "--param", "iterations=6", "--param",    "omega=1.7", "--tile",
+                       "2",       "--nodes",      "2",          "--cpus",    "2",
+                       "--sync",  "block",        "--schedule", schedule,    "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     const auto ref = tp::kernels::sor2d_reference(19, 7, 6, 1.7);
-    EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(
-                                 tp::kernels::sor_reference_checksum(ref, {19, 7})));
+    EXPECT_EQ(j["checksum"],
+              tp::kernels::format_checksum(tp::kernels::sor_reference_checksum(ref, {19, 7})));
     EXPECT_EQ(j["size"], nlohmann::json::parse("[19, 7]"));
     EXPECT_EQ(j["space"], nlohmann::json::parse("[6, 24, 12]"));
     EXPECT_EQ(j["points"], 6 * 19 * 7);
@@ -41,8 +42,8 @@ TEST(SorCli, run_sor3d_verifies_and_equals_the_plain_loop) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["verified"], true);
   const auto ref = tp::kernels::sor3d_reference(5, 4, 9, 3, 1.0);
-  EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(
-                               tp::kernels::sor_reference_checksum(ref, {5, 4, 9})));
+  EXPECT_EQ(j["checksum"],
+            tp::kernels::format_checksum(tp::kernels::sor_reference_checksum(ref, {5, 4, 9})));
 }
 
 TEST(SorCli, plan_prints_the_transformation_and_tile_dependences) {

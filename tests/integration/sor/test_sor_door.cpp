@@ -1,6 +1,7 @@
 // sor2d/sor3d through the runtime's door on forked ranks x threads (both schedules, both
 // groupings, time tiles of several heights): the checksum equals the plain loop's bit for bit.
 #include <tilepipe/kernels/sor.hpp>
+#include <tilepipe/plan/transform.hpp>
 #include <tilepipe/run.hpp>
 
 #include <gtest/gtest.h>
@@ -33,8 +34,40 @@ void check(const tp::exec::Point<S>& n, std::int64_t t, double w, const RunOptio
   EXPECT_EQ(r->planned.plan.nodes(), o.nodes) << what;
 }
 
+// The kernel computes in a fixed skew: it must be the planner's choice for its dependences.
+template <int S>
+void expect_planner_skew() {
+  using K = tp::kernels::Sor<S>;
+  std::vector<tp::plan::Index> vectors;
+  for (const auto& d : K::original_deps) vectors.emplace_back(d.begin(), d.end());
+  auto deps = tp::plan::DependenceMatrix::make(K::dims, vectors);
+  ASSERT_TRUE(deps.has_value());
+  auto t = tp::plan::Transformation::find(*deps);
+  ASSERT_TRUE(t.has_value());
+  std::vector<tp::plan::Index> rows;
+  for (const auto& r : K::skew) rows.emplace_back(r.begin(), r.end());
+  EXPECT_EQ(t->rows(), rows);
+  std::vector<tp::plan::Index> moved;
+  for (const auto& d : K::deps) moved.emplace_back(d.begin(), d.end());
+  EXPECT_EQ(t->apply(*deps).vectors(), moved);
+  // The planned box of 3 sweeps over 7^S is the space the kernel asks the executor for.
+  tp::plan::Index size{3};
+  tp::exec::Point<S> n{};
+  for (int s = 0; s < S; ++s) size.push_back(7), n[s] = 7;
+  auto box = t->image(size);
+  ASSERT_TRUE(box.has_value());
+  const auto e = K::make(n, 3, 1.0)->exec_size();
+  EXPECT_EQ(box->extents, tp::plan::Index(e.begin(), e.end()));
+}
+
+TEST(SorDoor, the_kernels_skew_is_the_planners_choice) {
+  expect_planner_skew<2>();
+  expect_planner_skew<3>();
+}
+
 bool plannable(const tp::plan::Index& space, const RunOptions& o) {
-  auto deps = tp::plan::DependenceMatrix::make(3, {{0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}});
+  auto deps =
+      tp::plan::DependenceMatrix::make(3, {{0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}});
   return deps && tp::runtime::plan_run(space, *deps, o.nodes, o).has_value();
 }
 
@@ -53,8 +86,8 @@ TEST(SorDoor, sor2d_on_ranks_x_threads_equals_the_plain_loop) {
     o.nodes = 1 + trial % 3;
     o.cpus = 1 + (trial / 3) % 2;
     o.schedule = trial % 2 ? tp::plan::ScheduleKind::blocking : tp::plan::ScheduleKind::overlap;
-    o.grouping = (trial / 2) % 2 ? tp::plan::GroupingKind::vertical
-                                 : tp::plan::GroupingKind::hyperplane;
+    o.grouping =
+        (trial / 2) % 2 ? tp::plan::GroupingKind::vertical : tp::plan::GroupingKind::hyperplane;
     // The tile height along map_dim (1: time tiles of tl sweeps, often fewer than T); the
     // planner gives the other dimensions one row of tiles per CPU.
     o.tile_height = tl(rng);

@@ -27,7 +27,9 @@ TEST(Sor, skewed_dependences_are_non_negative_images_of_the_original_ones) {
 TEST(Sor, one_sweep_of_a_tiny_grid_by_hand) {
   const double w = 1.5;
   const auto u = sor2d_reference(1, 2, 1, w);  // 3 x 4 array, interior (1,1), (1,2)
-  auto b = [](std::int64_t i, std::int64_t j) { return static_cast<double>((7 * i + 13 * j) % 101) / 101.0; };
+  auto b = [](std::int64_t i, std::int64_t j) {
+    return static_cast<double>((7 * i + 13 * j) % 101) / 101.0;
+  };
   const double c0 = 1.0 - w, c1 = w / 4.0;
   const volatile double s11 = ((b(0, 1) + b(1, 0)) + b(2, 1)) + 0.0;
   const double u11 = c0 * 0.0 + c1 * s11;

@@ -99,7 +99,8 @@ bool has_separating_row(const DependenceMatrix& deps) {
     bool ok = true;
     for (const auto& d : deps.vectors()) {
       std::int64_t s = 0;
-      for (int i = 0; i < n; ++i) s += h[static_cast<std::size_t>(i)] * d[static_cast<std::size_t>(i)];
+      for (int i = 0; i < n; ++i)
+        s += h[static_cast<std::size_t>(i)] * d[static_cast<std::size_t>(i)];
       ok = ok && s >= 1;
     }
     if (ok) return true;

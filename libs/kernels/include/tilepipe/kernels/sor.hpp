@@ -202,7 +202,8 @@ class Sor {
       sweep_plane(box, x0, ext, st, prev, cur);
       for (int s = 0; s < S; ++s) {
         double* face = out[s + 1].data();
-        if (tau == 0) for_each_in_layer(s, ext, st, ext[s] - 1, [&](Index off) { *face++ = prev[off]; });
+        if (tau == 0)
+          for_each_in_layer(s, ext, st, ext[s] - 1, [&](Index off) { *face++ = prev[off]; });
         face = out[s + 1].data() + (tau + 1) * layer_elems(s, ext);
         for_each_in_layer(s, ext, st, ext[s] - 1, [&](Index off) { *face++ = cur[off]; });
       }

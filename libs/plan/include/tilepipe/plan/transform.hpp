@@ -64,8 +64,8 @@ struct TransformedSpace {
   Transformation transform;
   Index original_size;
   DependenceMatrix original_deps;
-  TransformedBox box;    ///< box.extents is the planned space
-  DependenceMatrix deps; ///< T D, every component >= 0
+  TransformedBox box;     ///< box.extents is the planned space
+  DependenceMatrix deps;  ///< T D, every component >= 0
 };
 
 /// Transformation::find for `deps`, then the image of 1..size[d]. Errors as find's, and
