@@ -275,60 +275,136 @@ class Sor {
   }
 
   // Sweep x0 over the box's footprint: plane coordinates l_s in [1, ext_s) (0 is the halo),
-  // executor coordinate x_s = box.lo[s+1] - 1 + l_s, original o_s = x_s + 1 - x0.
+  // executor coordinate x_s = box.lo[s+1] - 1 + l_s, original o_s = x_s + 1 - x0. Rows along the
+  // last dimension whose outer coordinates are interior run `strip` at a time, row l lagging l
+  // points behind row 0 (its -e_{S-2} neighbour in this sweep is then ready): independent
+  // dependence chains the CPU overlaps, each point the reference's expression of the same inputs.
   void sweep_plane(const Box<dims>& box, Index x0, const std::array<Index, S>& ext,
                    const std::array<Index, S>& st, const double* prev, double* cur) const noexcept {
-    // Offsets from a point: this sweep's -e_s neighbours, the previous sweep's +e_s ones, itself.
-    std::array<Index, S> new_nb{}, old_nb{};
+    Row r;
     Index all = 0;
-    for (int s = 0; s < S; ++s) all += st[s];
-    for (int s = 0; s < S; ++s) {
-      new_nb[s] = st[s];
-      old_nb[s] = all - st[s];
+    for (int q = 0; q < S; ++q) all += st[q];
+    for (int q = 0; q < S; ++q) {
+      r.new_nb[q] = st[q];
+      r.old_nb[q] = all - st[q];
     }
-    const Index len = ext[S - 1] - 1;
-    std::array<Index, S - 1> l{};
-    for (auto& v : l) v = 1;
-    for (;;) {
+    r.self = all;
+    r.len = ext[S - 1] - 1;
+    r.first = box.lo[S] + 1 - x0;  // o_last of plane column 1 (row index c = 0)
+    r.c_lo = std::clamp<Index>(1 - r.first, 0, r.len);
+    r.c_hi = std::clamp<Index>(n_[S - 1] + 1 - r.first, r.c_lo, r.len);
+    const Index rows = ext[S - 2] - 1;
+    const Index row_stride = st[S - 2];
+    // The outer coordinates: none for S = 2, l_0 for S = 3.
+    const Index outer_count = S == 2 ? 1 : ext[0] - 1;
+    for (Index outer = 0; outer < outer_count; ++outer) {
       Point<S> o{};
-      Index off = 1;
-      bool interior = true, on_grid = true;
-      for (int s = 0; s < S - 1; ++s) {
-        o[s] = box.lo[s + 1] - 1 + l[s] + 1 - x0;
-        off += l[s] * st[s];
-        interior = interior && o[s] >= 1 && o[s] <= n_[s];
-        on_grid = on_grid && o[s] >= 0 && o[s] <= n_[s] + 1;
+      Index off = 1;  // plane column 1
+      bool outer_interior = true, outer_on_grid = true;
+      if constexpr (S == 3) {
+        o[0] = box.lo[1] + (outer + 1) - x0;
+        off += (outer + 1) * st[0];
+        outer_interior = o[0] >= 1 && o[0] <= n_[0];
+        outer_on_grid = o[0] >= 0 && o[0] <= n_[0] + 1;
       }
-      double* row = cur + off;
-      // o_last of plane column 1 + c: first + c.
-      const Index first = box.lo[S] + 1 - x0;
-      if (!interior) {
-        for (Index c = 0; c < len; ++c) {
-          o[S - 1] = first + c;
-          row[c] = on_grid ? sor_initial_value<S>(o, n_) : 0.0;
+      const auto row_o = [&](Index l) { return box.lo[S - 1] + l - x0; };  // o_{S-2} of row l
+      const auto interior = [&](Index l) {
+        return outer_interior && row_o(l) >= 1 && row_o(l) <= n_[S - 2];
+      };
+      Index l = 1;
+      while (l <= rows) {
+        Point<S> ol = o;
+        ol[S - 2] = row_o(l);
+        double* row = cur + off + l * row_stride;
+        const double* p = prev + off + l * row_stride;
+        if (!interior(l)) {
+          const bool on_grid = outer_on_grid && ol[S - 2] >= 0 && ol[S - 2] <= n_[S - 2] + 1;
+          for (Index c = 0; c < r.len; ++c) {
+            ol[S - 1] = r.first + c;
+            row[c] = on_grid ? sor_initial_value<S>(ol, n_) : 0.0;
+          }
+          ++l;
+          continue;
         }
-      } else {
-        const Index c_lo = std::clamp<Index>(1 - first, 0, len);
-        const Index c_hi = std::clamp<Index>(n_[S - 1] + 1 - first, c_lo, len);
-        for (Index c = 0; c < c_lo; ++c) {
-          o[S - 1] = first + c;
-          row[c] = sor_initial_value<S>(o, n_);
+        Index k = 1;
+        while (k < strip && l + k <= rows && interior(l + k)) ++k;
+        for (Index m = 0; m < k; ++m) {
+          Point<S> om = ol;
+          om[S - 2] += m;
+          fill_edges(r, om, row + m * row_stride);
         }
-        const double* p = prev + off;
-        for (Index c = c_lo; c < c_hi; ++c) {
-          double sum = row[c - new_nb[0]];
-          for (int s = 1; s < S; ++s) sum = sum + row[c - new_nb[s]];
-          for (int s = 0; s < S; ++s) sum = sum + p[c - old_nb[s]];
-          row[c] = c0_ * p[c - all] + c1_ * sum;
-        }
-        for (Index c = c_hi; c < len; ++c) {
-          o[S - 1] = first + c;
-          row[c] = sor_initial_value<S>(o, n_);
+        if (k == strip) {
+          strip_rows(r, row, p, row_stride);
+          l += strip;
+        } else {
+          single_row(r, row, p);
+          ++l;
         }
       }
-      int s = S - 2;
-      while (s >= 0 && ++l[s] == ext[s]) l[s] = 1, --s;
-      if (s < 0) return;
+    }
+  }
+
+  static constexpr int strip = 4;  // rows in flight
+
+  // What every row of one sweep shares: neighbour offsets, length, the interior columns.
+  struct Row {
+    std::array<Index, S> new_nb{};  ///< this sweep's -e_s neighbours: row[c - new_nb[s]]
+    std::array<Index, S> old_nb{};  ///< the previous sweep's +e_s neighbours: p[c - old_nb[s]]
+    Index self = 0;                 ///< the point's previous value: p[c - self]
+    Index len = 0;
+    Index first = 0;
+    Index c_lo = 0, c_hi = 0;  ///< interior columns [c_lo, c_hi)
+  };
+
+  // The columns of an interior row outside the grid's interior: initial values.
+  void fill_edges(const Row& r, Point<S> o, double* row) const noexcept {
+    for (Index c = 0; c < r.c_lo; ++c) {
+      o[S - 1] = r.first + c;
+      row[c] = sor_initial_value<S>(o, n_);
+    }
+    for (Index c = r.c_hi; c < r.len; ++c) {
+      o[S - 1] = r.first + c;
+      row[c] = sor_initial_value<S>(o, n_);
+    }
+  }
+
+  // One point: s = ((-e_1 + ... + -e_S) + +e_1 + ... + +e_S) left to right, the -e_S term being
+  // `left` (carried in a register), then c0 * old + c1 * s; each operation rounded to double.
+  double point(const Row& r, const double* q, const double* p, double left) const noexcept {
+    double sum = q[-r.new_nb[0]];
+    for (int s = 1; s < S - 1; ++s) sum = sum + q[-r.new_nb[s]];
+    sum = sum + left;
+    for (int s = 0; s < S; ++s) sum = sum + p[-r.old_nb[s]];
+    return c0_ * p[-r.self] + c1_ * sum;
+  }
+
+  void single_row(const Row& r, double* row, const double* p) const noexcept {
+    double left = row[r.c_lo - 1];
+    for (Index c = r.c_lo; c < r.c_hi; ++c) row[c] = left = point(r, row + c, p + c, left);
+  }
+
+  // `strip` interior rows from `row`, row m at column s - m in step s.
+  void strip_rows(const Row& r, double* row, const double* p, Index stride) const noexcept {
+    std::array<double, strip> left;
+    for (int m = 0; m < strip; ++m) left[m] = row[m * stride + r.c_lo - 1];
+    const auto step = [&](int m, Index c) {
+      double* q = row + m * stride + c;
+      *q = left[m] = point(r, q, p + m * stride + c, left[m]);
+    };
+    const Index lo = r.c_lo, hi = r.c_hi;
+    Index s = lo;
+    for (; s < std::min(lo + strip - 1, hi + strip - 1); ++s) {  // ramp up
+      for (int m = 0; m < strip; ++m) {
+        if (s - m >= lo && s - m < hi) step(m, s - m);
+      }
+    }
+    for (; s < hi; ++s) {  // every row has a column
+      for (int m = 0; m < strip; ++m) step(m, s - m);
+    }
+    for (; s < hi + strip - 1; ++s) {  // drain
+      for (int m = 0; m < strip; ++m) {
+        if (s - m >= lo && s - m < hi) step(m, s - m);
+      }
     }
   }
 
