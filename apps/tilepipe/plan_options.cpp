@@ -108,7 +108,10 @@ Expected<std::pair<plan::Index, plan::DependenceMatrix>> PlanOptions::loop_nest(
 Expected<std::optional<plan::TransformedSpace>> PlanOptions::transformed() const {
   auto nest = loop_nest();
   if (!nest) return Unexpected{nest.error()};
-  if (!plan::has_negative_component(nest->second)) return std::optional<plan::TransformedSpace>();
+  // A general tiling matrix is the user's own answer to negative dependences (HD >= 0 checks it).
+  if (!tiling_matrix.empty() || !plan::has_negative_component(nest->second)) {
+    return std::optional<plan::TransformedSpace>();
+  }
   auto t = plan::transform_space(nest->first, nest->second);
   if (!t) return Unexpected{t.error()};
   return std::optional<plan::TransformedSpace>(std::move(*t));
@@ -120,7 +123,7 @@ Expected<plan::PlanRequest> PlanOptions::parse(model::ChoiceRequest* autos) cons
   if (!nest) return Unexpected{nest.error()};
   req.size = nest->first;
   req.deps = nest->second;
-  if (plan::has_negative_component(nest->second)) {
+  if (tiling_matrix.empty() && plan::has_negative_component(nest->second)) {
     auto t = plan::transform_space(nest->first, nest->second);
     if (!t) return Unexpected{t.error()};
     req.size = t->box.extents;

@@ -39,7 +39,8 @@ struct PlanOptions {
   /// The kernel's parameters from --param (its defaults for the rest); needs --kernel.
   [[nodiscard]] Expected<exec::ParamValues> param_values() const;
   /// The unimodular transformation the plan runs in when a dependence has a negative component
-  /// (nullopt: none needed); the request's size and deps are then the transformed ones.
+  /// and the tiles are rectangular (nullopt: none needed, or a --tiling-matrix, which must
+  /// satisfy HD >= 0 itself); the request's size and deps are then the transformed ones.
   [[nodiscard]] Expected<std::optional<plan::TransformedSpace>> transformed() const;
   /// Parses and cross-checks the values; the error names the flag and the value. "auto" in
   /// --tile, --schedule or --grouping is refused: it needs a machine file (to_choice_request).
