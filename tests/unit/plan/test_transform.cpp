@@ -165,7 +165,7 @@ void check_by_enumeration(const Transformation& t, const DependenceMatrix& deps,
 TEST(Transformation, random_dependences_by_brute_force) {
   std::mt19937_64 rng(13);
   int found = 0, refused = 0;
-  for (int trial = 0; trial < 1000; ++trial) {
+  for (int trial = 0; trial < 500; ++trial) {
     std::uniform_int_distribution<int> dims(2, 4), count(1, 4), comp(-2, 2), ext(1, 4), tl(1, 3);
     const int n = dims(rng);
     std::vector<Index> vectors;
@@ -192,8 +192,8 @@ TEST(Transformation, random_dependences_by_brute_force) {
     for (auto& e : tile) e = tl(rng);
     check_by_enumeration(*t, *deps, size, tile);
   }
-  EXPECT_GT(found, 200);
-  EXPECT_GT(refused, 50);
+  EXPECT_GT(found, 100);
+  EXPECT_GT(refused, 25);
 }
 
 }  // namespace
