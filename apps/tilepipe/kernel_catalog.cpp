@@ -1,6 +1,7 @@
 // The built-in kernels' shapes for the planner, from the kernel types' traits.
 #include "kernel_catalog.hpp"
 
+#include <tilepipe/kernels/sor.hpp>
 #include <tilepipe/kernels/sw.hpp>
 #include <tilepipe/kernels/wave.hpp>
 
@@ -19,10 +20,31 @@ KernelInfo describe(std::string_view name) {
   return KernelInfo{name, K::storage, K::dims, *deps};
 }
 
-const std::array<KernelInfo, 4>& catalog() {
-  static const std::array<KernelInfo, 4> kernels{
-      describe<kernels::Wave<2>>("wave2d"), describe<kernels::Wave<3>>("wave3d"),
-      describe<kernels::Wave<4>>("wave4d"), describe<kernels::SwKernel>("sw")};
+// sor: the loop nest (t, x_1..x_S) with its original dependences, negative components included.
+template <int S>
+KernelInfo describe_sor(std::string_view name) {
+  using K = kernels::Sor<S>;
+  std::vector<plan::Index> vectors;
+  for (const auto& dep : K::original_deps) vectors.emplace_back(dep.begin(), dep.end());
+  auto deps = plan::DependenceMatrix::make(K::dims, vectors);
+  TP_EXPECTS(deps.has_value());
+  const auto check = [](const plan::Index& size, const exec::ParamValues& p) -> Status {
+    exec::Point<S> n{};
+    for (int s = 0; s < S; ++s) n[s] = size[static_cast<std::size_t>(s)];
+    auto k = K::make(n, p.integer("iterations"), p.real("omega"));
+    if (!k) return Unexpected{k.error()};
+    return {};
+  };
+  return KernelInfo{name, K::storage, K::dims, *deps, kernels::sor_params, true, check};
+}
+
+const std::array<KernelInfo, 6>& catalog() {
+  static const std::array<KernelInfo, 6> kernels{describe<kernels::Wave<2>>("wave2d"),
+                                                 describe<kernels::Wave<3>>("wave3d"),
+                                                 describe<kernels::Wave<4>>("wave4d"),
+                                                 describe<kernels::SwKernel>("sw"),
+                                                 describe_sor<2>("sor2d"),
+                                                 describe_sor<3>("sor3d")};
   return kernels;
 }
 
@@ -36,10 +58,27 @@ Expected<KernelInfo> find_kernel(std::string_view name) {
                                           "' (choose " + kernel_names() + ")");
 }
 
+plan::Index loop_extents(const KernelInfo& k, const plan::Index& size,
+                         const exec::ParamValues& params) {
+  if (!k.time_loop) return size;
+  plan::Index e{params.integer("iterations")};
+  e.insert(e.end(), size.begin(), size.end());
+  return e;
+}
+
 std::string kernel_names(std::optional<exec::Storage> storage) {
   std::string names;
   for (const auto& k : catalog()) {
     if (!storage || k.storage == *storage)
+      names += (names.empty() ? "" : "|") + std::string(k.name);
+  }
+  return names;
+}
+
+std::string run_kernel_names() {
+  std::string names;
+  for (const auto& k : catalog()) {
+    if (k.storage == exec::Storage::resident || k.time_loop)
       names += (names.empty() ? "" : "|") + std::string(k.name);
   }
   return names;

@@ -22,18 +22,33 @@ int run_plan(int argc, char** argv) {
   app.add_flag("--json", json, "print the plan as one JSON object");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 
+  // A loop nest with negative dependence components runs in a transformed space (to_request
+  // plans that space); the transformation is printed ahead of the plan.
+  const auto to_json = [&](const plan::Plan& plan, const std::optional<plan::TransformedSpace>& t) {
+    auto j = plan_to_json(plan, options.kernel);
+    if (t) add_transform_json(j, *t);
+    return j;
+  };
+  const auto to_text = [&](const plan::Plan& plan, const std::optional<plan::TransformedSpace>& t) {
+    const std::string s = plan_to_text(plan, options.kernel);
+    if (!t) return s;
+    const auto eol = s.find('\n') + 1;  // after the title line
+    return s.substr(0, eol) + transform_to_text(*t) + s.substr(eol);
+  };
   if (!model_flags.given()) {
     if (auto st = model_flags.check_without_machine(); !st) return report_error(st.error());
     auto request = options.to_request();
     if (!request) return report_error(request.error());
+    auto transformed = options.transformed();
+    if (!transformed) return report_error(transformed.error());
     auto plan = plan::Plan::make(*request);
     if (!plan) return report_error(plan.error());
     if (json) {
       auto j = json_preamble("plan");
-      j.update(plan_to_json(*plan, options.kernel));
+      j.update(to_json(*plan, *transformed));
       fmt::print("{}\n", j.dump(2));
     } else {
-      fmt::print("{}", plan_to_text(*plan, options.kernel));
+      fmt::print("{}", to_text(*plan, *transformed));
     }
     return exit_ok;
   }
@@ -48,15 +63,17 @@ int run_plan(int argc, char** argv) {
   if (!machine) return report_error(machine.error());
   auto choice = model::choose(*choice_request, *machine);
   if (!choice) return report_error(choice.error());
+  auto transformed = options.transformed();
+  if (!transformed) return report_error(transformed.error());
   auto plan = plan::Plan::make(choice->request);
   if (!plan) return report_error(plan.error());
   if (json) {
     auto j = json_preamble("plan");
-    j.update(plan_to_json(*plan, options.kernel));
+    j.update(to_json(*plan, *transformed));
     add_prediction_json(j, *choice, *machine);
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("{}{}", plan_to_text(*plan, options.kernel),
+    fmt::print("{}{}", to_text(*plan, *transformed),
                prediction_to_text(*choice, *machine, plan->cpus()));
   }
   return exit_ok;

@@ -13,11 +13,15 @@ namespace tp::app {
 
 void PlanOptions::add_to(CLI::App& app, bool executes) {
   if (executes) {
-    app.add_option("--kernel", kernel, "built-in kernel: " + kernel_names(exec::Storage::resident));
+    app.add_option("--kernel", kernel, "built-in kernel: " + run_kernel_names());
   } else {
     app.add_option("--kernel", kernel, "built-in kernel: " + kernel_names());
-    app.add_option("--deps", deps, "dependence vectors, e.g. \"1,0,0;0,1,0;0,0,1\"");
+    app.add_option("--deps", deps,
+                   "dependence vectors, e.g. \"1,0,0;0,1,0;0,0,1\" (negative components: the "
+                   "plan runs in a skewed or reversed space)");
   }
+  app.add_option("--param", params,
+                 "a kernel parameter name=value (repeatable), e.g. iterations=64 for sor2d");
   app.add_option("--size", size, "iteration space extents N_1xN_2x..., e.g. 12x12x524288")
       ->required();
   app.add_option("--tile", tile,
@@ -76,38 +80,76 @@ Expected<model::ChoiceRequest> PlanOptions::to_choice_request() const {
   return choice;
 }
 
-Expected<plan::PlanRequest> PlanOptions::parse(model::ChoiceRequest* autos) const {
-  plan::PlanRequest req;
+Expected<exec::ParamValues> PlanOptions::param_values() const {
+  if (kernel.empty()) {
+    if (!params.empty()) return fail(Errc::invalid_argument, "--param needs --kernel");
+    return exec::ParamValues::parse({}, {});
+  }
+  auto k = find_kernel(kernel);
+  if (!k) return Unexpected{k.error()};
+  return exec::ParamValues::parse(k->params, params);
+}
+
+Expected<std::pair<plan::Index, plan::DependenceMatrix>> PlanOptions::loop_nest() const {
   auto extents = parse_extents(size, "--size");
   if (!extents) return Unexpected{extents.error()};
-  req.size = *extents;
-  const int n = static_cast<int>(req.size.size());
-
+  const int n = static_cast<int>(extents->size());
   if (!kernel.empty() && !deps.empty()) {
     return fail(Errc::invalid_argument, "give either --kernel or --deps, not both");
   }
   if (kernel.empty() && deps.empty()) {
     return fail(Errc::invalid_argument, "give --kernel (" + kernel_names() + ") or --deps");
   }
+  auto values = param_values();
+  if (!values) return Unexpected{values.error()};
   if (!kernel.empty()) {
     auto k = find_kernel(kernel);
     if (!k) return Unexpected{k.error()};
-    if (k->dims != n) {
-      return fail(Errc::invalid_argument, "--kernel " + kernel + " is " + std::to_string(k->dims) +
-                                              "-dimensional but --size " + size + " has " +
-                                              std::to_string(n) + " dimensions");
+    const int given = k->time_loop ? k->dims - 1 : k->dims;
+    if (given != n) {
+      return fail(Errc::invalid_argument,
+                  "--kernel " + kernel + " is " + std::to_string(given) + "-dimensional" +
+                      (k->time_loop ? " (the time loop comes from --param iterations)" : "") +
+                      " but --size " + size + " has " + std::to_string(n) + " dimensions");
     }
-    req.deps = k->deps;
-  } else {
-    auto d = plan::DependenceMatrix::parse(deps);
-    if (!d) return Unexpected{d.error()};
-    if (d->dims() != n) {
-      return fail(Errc::invalid_argument, "--deps vectors have " + std::to_string(d->dims()) +
-                                              " entries but --size " + size + " has " +
-                                              std::to_string(n) + " dimensions");
-    }
-    req.deps = *d;
+    if (k->check) TP_TRY(k->check(*extents, *values));
+    return std::make_pair(loop_extents(*k, *extents, *values), k->deps);
   }
+  auto d = plan::DependenceMatrix::parse(deps);
+  if (!d) return Unexpected{d.error()};
+  if (d->dims() != n) {
+    return fail(Errc::invalid_argument, "--deps vectors have " + std::to_string(d->dims()) +
+                                            " entries but --size " + size + " has " +
+                                            std::to_string(n) + " dimensions");
+  }
+  return std::make_pair(*extents, *d);
+}
+
+Expected<std::optional<plan::TransformedSpace>> PlanOptions::transformed() const {
+  auto nest = loop_nest();
+  if (!nest) return Unexpected{nest.error()};
+  // A general tiling matrix is the user's own answer to negative dependences (HD >= 0 checks it).
+  if (!tiling_matrix.empty() || !plan::has_negative_component(nest->second)) {
+    return std::optional<plan::TransformedSpace>();
+  }
+  auto t = plan::transform_space(nest->first, nest->second);
+  if (!t) return Unexpected{t.error()};
+  return std::optional<plan::TransformedSpace>(std::move(*t));
+}
+
+Expected<plan::PlanRequest> PlanOptions::parse(model::ChoiceRequest* autos) const {
+  plan::PlanRequest req;
+  auto nest = loop_nest();
+  if (!nest) return Unexpected{nest.error()};
+  req.size = nest->first;
+  req.deps = nest->second;
+  if (tiling_matrix.empty() && plan::has_negative_component(nest->second)) {
+    auto t = plan::transform_space(nest->first, nest->second);
+    if (!t) return Unexpected{t.error()};
+    req.size = t->box.extents;
+    req.deps = t->deps;
+  }
+  const int n = static_cast<int>(req.size.size());
 
   if (!tile.empty() && !tiling_matrix.empty()) {
     return fail(Errc::invalid_argument, "give either --tile or --tiling-matrix, not both");

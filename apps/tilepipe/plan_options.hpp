@@ -1,14 +1,18 @@
 // The planning flags shared by `tilepipe plan` and the commands that execute a plan.
 #pragma once
 
+#include <tilepipe/exec/kernel_params.hpp>
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/machine.hpp>
 #include <tilepipe/plan/plan.hpp>
+#include <tilepipe/plan/transform.hpp>
 #include <tilepipe/support/expected.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace tp::app {
 
@@ -25,12 +29,19 @@ struct PlanOptions {
   std::string map_dim = "auto";
   std::string schedule = "overlap";
   std::string grouping = "hyperplane";
+  std::vector<std::string> params;  ///< --param name=value, repeatable
 
-  /// Adds --kernel --deps --size --tile --tiling-matrix --nodes --cpus --mesh --map-dim
+  /// Adds --kernel --deps --param --size --tile --tiling-matrix --nodes --cpus --mesh --map-dim
   /// --schedule --grouping to a CLI11 app. `executes`: for a command that runs a built-in
-  /// resident kernel with rectangular tiles (no --deps, no --tiling-matrix; --kernel offers those
-  /// kernels only).
+  /// kernel with rectangular tiles (no --deps, no --tiling-matrix; --kernel offers the kernels
+  /// tilepipe run executes only).
   void add_to(CLI::App& app, bool executes = false);
+  /// The kernel's parameters from --param (its defaults for the rest); needs --kernel.
+  [[nodiscard]] Expected<exec::ParamValues> param_values() const;
+  /// The unimodular transformation the plan runs in when a dependence has a negative component
+  /// and the tiles are rectangular (nullopt: none needed, or a --tiling-matrix, which must
+  /// satisfy HD >= 0 itself); the request's size and deps are then the transformed ones.
+  [[nodiscard]] Expected<std::optional<plan::TransformedSpace>> transformed() const;
   /// Parses and cross-checks the values; the error names the flag and the value. "auto" in
   /// --tile, --schedule or --grouping is refused: it needs a machine file (to_choice_request).
   [[nodiscard]] Expected<plan::PlanRequest> to_request() const;
@@ -39,6 +50,8 @@ struct PlanOptions {
 
  private:
   Expected<plan::PlanRequest> parse(model::ChoiceRequest* autos) const;
+  /// The loop nest's extents and dependences (before any transformation).
+  Expected<std::pair<plan::Index, plan::DependenceMatrix>> loop_nest() const;
 };
 
 /// The cost-model flags: --machine, --transport, --comm-thread, --subtiles.

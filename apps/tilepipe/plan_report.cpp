@@ -57,6 +57,33 @@ nlohmann::ordered_json plan_to_json(const plan::Plan& p, const std::string& kern
   return j;
 }
 
+void add_transform_json(nlohmann::ordered_json& json, const plan::TransformedSpace& t) {
+  std::int64_t points = 1;
+  for (const auto e : t.original_size) points *= e;  // validated by the loop nest's kernel
+  nlohmann::ordered_json j;
+  j["size"] = t.original_size;
+  j["deps"] = t.original_deps.vectors();
+  j["points"] = points;
+  j["transformation"] = t.transform.rows();
+  j["mapping"] = t.transform.to_string();
+  j["lower_corner"] = t.box.lo;
+  json["loop_nest"] = j;
+}
+
+std::string transform_to_text(const plan::TransformedSpace& t) {
+  std::string s;
+  const auto row = [&](std::string_view key, const std::string& value) {
+    s += fmt::format("  {:<18} {}\n", key, value);
+  };
+  row("loop nest", join(t.original_size, "x"));
+  row("its dependences", t.original_deps.to_string());
+  row("transformation T",
+      fmt::format("{}  (rows {}); the space below is T J^n's bounding box, "
+                  "shifted to start at 1 (lower corner {})",
+                  t.transform.to_string(), t.transform.rows_string(), plan::to_string(t.box.lo)));
+  return s;
+}
+
 std::string plan_to_text(const plan::Plan& p, const std::string& kernel) {
   std::string s;
   const auto row = [&](std::string_view key, const std::string& value) {

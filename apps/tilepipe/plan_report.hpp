@@ -4,6 +4,7 @@
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/machine.hpp>
 #include <tilepipe/plan/plan.hpp>
+#include <tilepipe/plan/transform.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,13 @@ nlohmann::ordered_json plan_to_json(const plan::Plan& plan, const std::string& k
 
 /// A human-readable multi-line summary of the plan.
 std::string plan_to_text(const plan::Plan& plan, const std::string& kernel);
+
+/// Adds "loop_nest": the original size, dependences and point count, the transformation's rows
+/// and the transformed space's lower corner (a plan over a transformed space).
+void add_transform_json(nlohmann::ordered_json& json, const plan::TransformedSpace& t);
+
+/// The rows for a transformed space: the loop nest, its dependences, the transformation.
+std::string transform_to_text(const plan::TransformedSpace& t);
 
 /// Adds the cost model's fields (with --machine): machine, predicted_s, step_s, step_time,
 /// chosen_by, reason (docs/model.md, "tilepipe plan --machine").

@@ -1,4 +1,4 @@
-// `tilepipe run`: executes a plan for a built-in wave kernel on ranks x threads and reports the
+// `tilepipe run`: executes a plan for a built-in wave or sor kernel on ranks x threads, reports the
 // wall time, points per second, the checksum, per-phase times and the hidden communication.
 #include "comm_options.hpp"
 #include "command.hpp"
@@ -7,6 +7,7 @@
 
 #include <tilepipe/comm/world.hpp>
 #include <tilepipe/exec/face_transport.hpp>
+#include <tilepipe/kernels/sor.hpp>
 #include <tilepipe/kernels/wave.hpp>
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/machine_file.hpp>
@@ -46,6 +47,12 @@ struct RunFlags {
   bool rendezvous_faces = false;  ///< keep the transport's default protocols for faces
   comm::Link parsed_link;         ///< the emulated link in force
   exec::FaceMode faces = exec::FaceMode::automatic;  ///< --faces
+  /// A kernel with a time loop (sor): the loop nest (T, N...), its points, the parameters and
+  /// the transformation of the space the plan runs in.
+  std::optional<plan::Index> loop_size;
+  std::int64_t loop_points = 0;
+  std::string params_text;
+  std::string transform_text;
 };
 
 std::string join_x(const plan::Index& v) {
@@ -69,7 +76,7 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, Ou
   const std::optional<model::Choice>& choice = total.planned.choice;
   const std::optional<bool> verified = total.verified;
   const double seconds = total.summary.wall_s();
-  const auto points = plan.space().points() * f.sweeps;
+  const auto points = (f.loop_size ? f.loop_points : plan.space().points()) * f.sweeps;
   const double rate = seconds > 0 ? static_cast<double>(points) / seconds : 0;
   const auto phases = total.summary.phases();
   const double hidden = total.summary.hidden_share();
@@ -78,6 +85,12 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, Ou
     nlohmann::ordered_json j = json_preamble("run");
     j["kernel"] = f.plan.kernel;
     j["size"] = plan.space().extents();
+    if (f.loop_size) {
+      j["size"] = plan::Index(f.loop_size->begin() + 1, f.loop_size->end());
+      j["params"] = f.params_text;
+      j["space"] = plan.space().extents();
+      j["transformation"] = f.transform_text;
+    }
     j["tile"] = plan.tiling().tile_extents();
     j["nodes"] = plan.nodes();
     j["cpus"] = plan.cpus();
@@ -143,6 +156,10 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, Ou
                plan.schedule().grouping().kind() == plan::GroupingKind::vertical
                    ? fmt::format(" ({} subtiles)", total.summary.ranks.front().subtiles)
                    : "");
+    if (f.loop_size) {
+      fmt::print("  loop nest          {} ({}), run as {}\n", join_x(*f.loop_size), f.params_text,
+                 f.transform_text);
+    }
     fmt::print("  wall time          {:.6f} s  ({} steps)\n", seconds, plan.steps());
     if (f.sweeps > 1) {
       fmt::print("  sweeps             {} ({:.6f} s per sweep, set-up paid once)\n", f.sweeps,
@@ -210,6 +227,32 @@ int run_wave(const RunFlags& f, const plan::Index& size, const runtime::RunOptio
   if (!result) return report_error(result.error());
   if (!result->root) return exit_ok;
   return report(f, *result, trace);
+}
+
+template <int S>
+int run_sor(RunFlags& f, const plan::Index& size, const runtime::RunOptions& options) {
+  auto values = f.plan.param_values();
+  if (!values) return report_error(values.error());
+  exec::Point<S> n{};
+  for (int s = 0; s < S; ++s) n[s] = size[static_cast<std::size_t>(s)];
+  auto kernel = kernels::Sor<S>::make(n, values->integer("iterations"), values->real("omega"));
+  if (!kernel) return report_error(kernel.error());
+  auto transformed = f.plan.transformed();
+  if (!transformed) return report_error(transformed.error());
+  const auto e = kernel->exec_size();
+  const plan::Index space(e.begin(), e.end());
+  // The planner's transformation is the skew the kernel computes in (a bug otherwise).
+  TP_ASSERT(*transformed && (*transformed)->box.extents == space);
+  f.loop_size = (*transformed)->original_size;
+  f.loop_points = kernel->iterations();
+  for (const auto x : n) f.loop_points *= x;
+  f.params_text = values->to_string();
+  f.transform_text = (*transformed)->transform.to_string();
+  std::fflush(stdout);  // forked ranks must not repeat buffered output
+  auto result = runtime::run(*kernel, space, options);
+  if (!result) return report_error(result.error());
+  if (!result->root) return exit_ok;
+  return report(f, *result);
 }
 
 /// The machine file the run's automatic choices use: --machine (errors are the user's), else the
@@ -309,16 +352,15 @@ int run_run(int argc, char** argv) {
   f.faces = *face_mode;
 
   if (f.plan.kernel.empty()) {
-    return report_error(
-        Error(Errc::invalid_argument, "--kernel is required (tilepipe run runs " +
-                                          kernel_names(exec::Storage::resident) +
-                                          "; Smith-Waterman runs with tilepipe align)"));
+    return report_error(Error(Errc::invalid_argument,
+                              "--kernel is required (tilepipe run runs " + run_kernel_names() +
+                                  "; Smith-Waterman runs with tilepipe align)"));
   }
-  if (auto k = find_kernel(f.plan.kernel); !k || k->storage != exec::Storage::resident) {
-    return report_error(Error(Errc::invalid_argument, "--kernel: tilepipe run runs " +
-                                                          kernel_names(exec::Storage::resident) +
-                                                          ", not '" + f.plan.kernel +
-                                                          "' (Smith-Waterman: tilepipe align)"));
+  if (auto k = find_kernel(f.plan.kernel);
+      !k || (k->storage != exec::Storage::resident && !k->time_loop)) {
+    return report_error(Error(Errc::invalid_argument,
+                              "--kernel: tilepipe run runs " + run_kernel_names() + ", not '" +
+                                  f.plan.kernel + "' (Smith-Waterman: tilepipe align)"));
   }
   auto comm_config = apply_comm_flags(f.comm);
   if (!comm_config) return report_error(comm_config.error());
@@ -373,6 +415,8 @@ int run_run(int argc, char** argv) {
   o.sweeps = f.sweeps;
   o.machine = *machine;
   o.kernel_name = f.plan.kernel;
+  if (f.plan.kernel == "sor2d") return run_sor<2>(f, *extents, o);
+  if (f.plan.kernel == "sor3d") return run_sor<3>(f, *extents, o);
   switch (extents->size()) {
     case 2:
       return run_wave<2>(f, *extents, o, trace_file ? &*trace_file : nullptr);

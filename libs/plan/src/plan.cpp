@@ -323,11 +323,27 @@ Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
 
 }  // namespace
 
-Expected<Plan> Plan::make(const PlanRequest& req) {
-  auto space = IterationSpace::make(req.size);
+Expected<Plan> Plan::make(const PlanRequest& request) {
+  auto space = IterationSpace::make(request.size);
   if (!space) return Unexpected{space.error()};
   const int n = space->dims();
-  TP_TRY(check_request(req, n));
+  TP_TRY(check_request(request, n));
+  // A dependence that no two points of the space realize (|d_k| >= N_k in some dimension k: a
+  // time loop of one sweep, an extent of 1) constrains no order: the plan leaves it out, so that
+  // a tile as thin as such a dimension stays legal. At least one dependence is kept.
+  PlanRequest req = request;
+  std::vector<Index> realized;
+  for (const auto& d : request.deps->vectors()) {
+    bool inside = true;
+    for (int k = 0; k < n; ++k) {
+      const auto c = d[static_cast<std::size_t>(k)];
+      inside = inside && (c < 0 ? -c : c) < space->extent(k);
+    }
+    if (inside) realized.push_back(d);
+  }
+  if (!realized.empty() && realized.size() < request.deps->vectors().size()) {
+    req.deps = DependenceMatrix::make(n, std::move(realized)).value();
+  }
   auto fixed = fixed_tiling(req, *space);
   if (!fixed) return Unexpected{fixed.error()};
   auto map_dim_or = mapping_dimension(req, *space, *fixed);

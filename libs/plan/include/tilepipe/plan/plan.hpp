@@ -46,6 +46,8 @@ class Plan {
   static Expected<Plan> make(const PlanRequest& request);
 
   [[nodiscard]] const IterationSpace& space() const noexcept { return space_; }
+  /// The dependences planned: the request's, less those no two points of the space realize
+  /// (|d_k| >= N_k in some dimension; at least one is kept).
   [[nodiscard]] const DependenceMatrix& deps() const noexcept { return deps_; }
   [[nodiscard]] const Tiling& tiling() const noexcept { return tiling_; }
   [[nodiscard]] const TileSpace& tile_space() const noexcept { return tile_space_; }

@@ -1,0 +1,102 @@
+// `tilepipe run --kernel sor2d|sor3d` and `tilepipe plan` for loop nests with negative
+// dependences: checksums against the plain loop, the transformation printed, bad input (exit 2).
+#include "run_process.hpp"
+
+#include <tilepipe/kernels/sor.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using tp::test::run_process;
+
+tp::test::ProcessResult tilepipe(std::vector<std::string> args) {
+  args.insert(args.begin(), TILEPIPE_EXE);
+  return run_process(args, 60);
+}
+
+TEST(SorCli, run_sor2d_on_ranks_equals_the_plain_loop) {
+  for (const char* schedule : {"blocking", "overlap"}) {
+    auto r = tilepipe({"run",     "--kernel",     "sor2d",      "--size",    "19x7",
+                       "--param", "iterations=6", "--param",    "omega=1.7", "--tile",
+                       "2",       "--nodes",      "2",          "--cpus",    "2",
+                       "--sync",  "block",        "--schedule", schedule,    "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto ref = tp::kernels::sor2d_reference(19, 7, 6, 1.7);
+    EXPECT_EQ(j["checksum"],
+              tp::kernels::format_checksum(tp::kernels::sor_reference_checksum(ref, {19, 7})));
+    EXPECT_EQ(j["size"], nlohmann::json::parse("[19, 7]"));
+    EXPECT_EQ(j["space"], nlohmann::json::parse("[6, 24, 12]"));
+    EXPECT_EQ(j["points"], 6 * 19 * 7);
+    EXPECT_EQ(j["params"], "iterations=6, omega=1.7");
+    EXPECT_EQ(j["transformation"], "(x1, x2, x3) -> (x1, x1 + x2, x1 + x3)");
+  }
+}
+
+TEST(SorCli, run_sor3d_verifies_and_equals_the_plain_loop) {
+  auto r = tilepipe({"run", "--kernel", "sor3d", "--size", "5x4x9", "--param", "iterations=3",
+                     "--nodes", "3", "--cpus", "1", "--sync", "block", "--verify", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verified"], true);
+  const auto ref = tp::kernels::sor3d_reference(5, 4, 9, 3, 1.0);
+  EXPECT_EQ(j["checksum"],
+            tp::kernels::format_checksum(tp::kernels::sor_reference_checksum(ref, {5, 4, 9})));
+}
+
+TEST(SorCli, plan_prints_the_transformation_and_tile_dependences) {
+  auto r = tilepipe({"plan", "--kernel", "sor2d", "--size", "10x7", "--param", "iterations=4",
+                     "--tile", "2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["size"], nlohmann::json::parse("[4, 13, 10]"));
+  EXPECT_EQ(j["loop_nest"]["size"], nlohmann::json::parse("[4, 10, 7]"));
+  EXPECT_EQ(j["loop_nest"]["points"], 280);
+  EXPECT_EQ(j["loop_nest"]["transformation"], nlohmann::json::parse("[[1,0,0],[1,1,0],[1,0,1]]"));
+  EXPECT_EQ(j["loop_nest"]["lower_corner"], nlohmann::json::parse("[1, 2, 2]"));
+  for (const auto& d : j["tile_deps"]) {
+    for (const auto& c : d) EXPECT_GE(c.get<int>(), 0);
+  }
+  EXPECT_GT(j["steps"].get<int>(), 0);
+  auto text = tilepipe({"plan", "--deps", "1,-1;0,1", "--size", "6x6", "--tile", "2"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("transformation T   (x1, x2) -> (x1, x1 + x2)"), std::string::npos)
+      << text.out;
+}
+
+TEST(SorCli, bad_input_is_one_line_and_exit_2) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"run", "--kernel", "sor2d", "--size", "8x8", "--param", "iterations=0"},
+       "tilepipe: error: iterations 0: must be >= 1"},
+      {{"run", "--kernel", "sor2d", "--size", "8x8", "--param", "iterations=-4"},
+       "tilepipe: error: iterations -4: must be >= 1"},
+      {{"run", "--kernel", "sor2d", "--size", "8x8", "--param", "omega=0"},
+       "tilepipe: error: omega 0: must lie in (0, 2) for SOR to converge"},
+      {{"run", "--kernel", "sor3d", "--size", "8x8x8", "--param", "omega=2.5"},
+       "tilepipe: error: omega 2.5: must lie in (0, 2) for SOR to converge"},
+      {{"run", "--kernel", "sor2d", "--size", "8x8", "--param", "omega=fast"},
+       "tilepipe: error: --param omega=fast: the value must be a finite number"},
+      {{"run", "--kernel", "sor2d", "--size", "8x8", "--param", "sweeps=3"},
+       "tilepipe: error: --param sweeps: unknown parameter (choose iterations, omega)"},
+      {{"run", "--kernel", "sor2d", "--size", "8x8", "--param", "iterations"},
+       "tilepipe: error: --param 'iterations': expected name=value"},
+      {{"run", "--kernel", "wave2d", "--size", "8x8", "--param", "omega=1"},
+       "tilepipe: error: --param omega: unknown parameter (the kernel takes none)"},
+      {{"run", "--kernel", "sor2d", "--size", "8x8x8"},
+       "tilepipe: error: --kernel sor2d is 2-dimensional (the time loop comes from --param "
+       "iterations) but --size 8x8x8 has 3 dimensions"},
+      {{"plan", "--deps", "1,-1;-1,1", "--size", "5x5", "--tile", "2"},
+       "tilepipe: error: the dependences (1, -1) and (-1, 1) admit no legal schedule: a "
+       "non-negative combination of them is zero"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = tilepipe(args);
+    EXPECT_EQ(r.exit_code, 2) << message;
+    EXPECT_EQ(r.err, message + "\n");
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+}  // namespace
