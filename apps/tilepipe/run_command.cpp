@@ -230,7 +230,8 @@ int run_wave(const RunFlags& f, const plan::Index& size, const runtime::RunOptio
 }
 
 template <int S>
-int run_sor(RunFlags& f, const plan::Index& size, const runtime::RunOptions& options) {
+int run_sor(RunFlags& f, const plan::Index& size, const runtime::RunOptions& options,
+            OutputFile* trace) {
   auto values = f.plan.param_values();
   if (!values) return report_error(values.error());
   exec::Point<S> n{};
@@ -252,7 +253,7 @@ int run_sor(RunFlags& f, const plan::Index& size, const runtime::RunOptions& opt
   auto result = runtime::run(*kernel, space, options);
   if (!result) return report_error(result.error());
   if (!result->root) return exit_ok;
-  return report(f, *result);
+  return report(f, *result, trace);
 }
 
 /// The machine file the run's automatic choices use: --machine (errors are the user's), else the
@@ -415,15 +416,16 @@ int run_run(int argc, char** argv) {
   o.sweeps = f.sweeps;
   o.machine = *machine;
   o.kernel_name = f.plan.kernel;
-  if (f.plan.kernel == "sor2d") return run_sor<2>(f, *extents, o);
-  if (f.plan.kernel == "sor3d") return run_sor<3>(f, *extents, o);
+  OutputFile* trace = trace_file ? &*trace_file : nullptr;
+  if (f.plan.kernel == "sor2d") return run_sor<2>(f, *extents, o, trace);
+  if (f.plan.kernel == "sor3d") return run_sor<3>(f, *extents, o, trace);
   switch (extents->size()) {
     case 2:
-      return run_wave<2>(f, *extents, o, trace_file ? &*trace_file : nullptr);
+      return run_wave<2>(f, *extents, o, trace);
     case 3:
-      return run_wave<3>(f, *extents, o, trace_file ? &*trace_file : nullptr);
+      return run_wave<3>(f, *extents, o, trace);
     default:
-      return run_wave<4>(f, *extents, o, trace_file ? &*trace_file : nullptr);
+      return run_wave<4>(f, *extents, o, trace);
   }
 }
 
