@@ -141,13 +141,39 @@ def faults():
     return out
 
 
+def sor():
+    f = newest("bench/sor/results/*-quiet.json")
+    j = json.load(open(f))
+    plain = next(r for r in j["rows"] if r["what"] == "plain loop")
+    out = [f"### sor2d {j['size']}, T = {j['iterations']}, against the plain sweep-by-sweep loop "
+           f"(`{rel(f)}`)", "", "| configuration | median | plain loop / it |", "|---|---:|---:|"]
+    for r in j["rows"]:
+        out.append(f"| {r['what']} | {r['median_s']:.3f} s | {plain['median_s'] / r['median_s']:.2f}x |")
+    return out
+
+
+def recurrence():
+    d = newest("bench/recurrence/results/*")
+    j = json.load(open(os.path.join(d, "results.json")))
+    out = [f"### 2-D recurrence against a hand-written MPI pipeline (G = {j['group']}) "
+           f"(`{rel(d)}`)", "",
+           "| N | sweeps | configuration | s per sweep | whole process / hand-written's |",
+           "|---|---:|---|---:|---:|"]
+    for r in j["rows"]:
+        if r["config"].startswith("plain"):
+            continue
+        out.append(f"| {r['n']} | {r['sweeps']} | {r['config']} | "
+                   f"{r['seconds'] / r['sweeps']:.4f} | {r['process_over_handwritten']:.2f}x |")
+    return out
+
+
 def block():
     parts = [BEGIN, "## Current figures", "",
              "The newest result of each area, on the 2-core AMD EPYC VM this project is measured "
              "on; commands, conditions and spreads are in the dated sections below and in the "
              "results folders named in each heading. Regenerate with "
              "`python3 tools/bench_summary.py`.", ""]
-    for area in (comm, executor, model, smith_waterman, simulation, faults):
+    for area in (comm, executor, model, smith_waterman, simulation, faults, sor, recurrence):
         parts += area() + [""]
     return "\n".join(parts) + END
 
