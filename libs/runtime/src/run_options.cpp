@@ -32,12 +32,14 @@ void pin_to_cpu(int index) noexcept {
 }
 
 Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMatrix& deps,
-                              std::int64_t nodes, const RunOptions& o) {
+                              std::int64_t nodes, const RunOptions& o, std::int64_t ranks_here) {
   plan::PlanRequest request;
   request.size = size;
   request.deps = deps;
   request.nodes = nodes;
-  request.cpus = o.cpus > 0 ? o.cpus : affinity_cpus();
+  request.cpus = o.cpus > 0 ? o.cpus
+                            : std::max<std::int64_t>(
+                                  1, affinity_cpus() / std::max<std::int64_t>(1, ranks_here));
   request.mesh = o.mesh;
   request.map_dim = o.map_dim;
   request.schedule = o.schedule.value_or(plan::ScheduleKind::overlap);

@@ -153,3 +153,19 @@ TEST(RunDoor, default_cpus_come_from_the_affinity_mask) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RunDoor, forked_ranks_share_the_affinity_masks_cpus_by_default) {
+  for (const int nodes : {1, 2}) {
+    RunOptions o;
+    o.nodes = nodes;
+    o.comm.sync = tp::comm::SyncMode::block;
+    auto r = tp::runtime::run(wave(64, 64), {64, 64}, o);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    const auto mask = tp::runtime::affinity_cpus();
+    EXPECT_EQ(r->planned.plan.cpus(), std::max<std::int64_t>(1, mask / nodes)) << nodes;
+  }
+}
+
+}  // namespace

@@ -178,7 +178,7 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
                                      "rank); verify one sweep")};
     }
   }
-  auto planned = plan_run(size, detail::deps_of<K>(), nodes, options);
+  auto planned = plan_run(size, detail::deps_of<K>(), nodes, options, mpi ? 1 : nodes);
   if (!planned) return Unexpected{planned.error()};
   RunResult<R> out(std::move(*planned));
   const plan::Plan& plan = out.planned.plan;

@@ -20,8 +20,9 @@ namespace tp::runtime {
 struct RunOptions {
   /// Ranks. 0: the job's size when joining MPI, else 1. Under MPI a different value is an error.
   std::int64_t nodes = 0;
-  /// Threads per rank. 0: the CPUs of this process's affinity mask (fewer when the extents
-  /// are too small to give each CPU a row of tiles).
+  /// Threads per rank. 0: the CPUs of this process's affinity mask, shared among the ranks
+  /// forked on this host (2 forked ranks on 2 CPUs: 1 thread each; under MPI each rank's own
+  /// mask); fewer when the extents are too small to give each CPU a row of tiles.
   std::int64_t cpus = 0;
   std::optional<plan::Index> mesh;  ///< node mesh, one factor per non-mapping dimension
   int map_dim = 0;                  ///< 1-based mapping dimension, 0 = the planner's choice
@@ -61,10 +62,12 @@ struct PlannedRun {
   std::optional<model::Choice> choice;
 };
 
-/// The plan of a run over a space of `size` with dependences `deps` on `nodes` ranks. Errors are
-/// the user's (exit 2): bad options, no legal plan.
+/// The plan of a run over a space of `size` with dependences `deps` on `nodes` ranks, of which
+/// `ranks_here` share this process's CPUs (the forked ranks; 1 under MPI). Errors are the
+/// user's (exit 2): bad options, no legal plan.
 Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMatrix& deps,
-                              std::int64_t nodes, const RunOptions& options);
+                              std::int64_t nodes, const RunOptions& options,
+                              std::int64_t ranks_here = 1);
 
 /// The CPUs in this process's affinity mask (at least 1).
 std::int64_t affinity_cpus();
