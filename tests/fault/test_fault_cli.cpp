@@ -480,9 +480,15 @@ bool run_case(const Case& c) {
     // holds at most one line, tilepipe's, and stdout nothing or the whole result.
     EXPECT_TRUE(delivered || c.fault == Fault::thread_start);
     EXPECT_FALSE(child.signaled) << "mpirun itself died of signal " << child.code - 128;
-    EXPECT_LE(err.size(), 1U) << child.err;
-    if (!err.empty()) {
-      EXPECT_EQ(err[0].rfind("tilepipe: error: ", 0), 0U) << err[0];
+    // Open MPI's own event library may warn as the job is torn down ("[warn] Epoll MOD(1) on fd
+    // 29 failed ... Bad file descriptor", seen under ASan): mpirun's lines, not tilepipe's.
+    std::vector<std::string> ours;
+    for (const auto& line : err) {
+      if (line.rfind("[warn] Epoll ", 0) != 0) ours.push_back(line);
+    }
+    EXPECT_LE(ours.size(), 1U) << child.err;
+    if (!ours.empty()) {
+      EXPECT_EQ(ours[0].rfind("tilepipe: error: ", 0), 0U) << ours[0];
     }
     EXPECT_TRUE(child.out.empty() || complete) << "partial output: " << child.out;
     return true;
