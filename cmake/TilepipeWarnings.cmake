@@ -7,13 +7,16 @@ target_compile_options(tilepipe_warnings INTERFACE
   $<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-restrict>
   $<$<BOOL:${TILEPIPE_WERROR}>:-Werror>)
 
+# The sanitizer builds keep line tables only (-g1: file:line in every report, a fraction of full
+# debug information's compile and link time); TSan at -O1, as its documentation recommends.
 add_library(tilepipe_sanitizers INTERFACE)
 if(TILEPIPE_SANITIZER STREQUAL "address")
   target_compile_options(tilepipe_sanitizers INTERFACE
-    -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+    -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g1)
   target_link_options(tilepipe_sanitizers INTERFACE -fsanitize=address,undefined)
 elseif(TILEPIPE_SANITIZER STREQUAL "thread")
-  target_compile_options(tilepipe_sanitizers INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_compile_options(tilepipe_sanitizers INTERFACE -fsanitize=thread -fno-omit-frame-pointer
+                                                       -O1 -g1)
   target_link_options(tilepipe_sanitizers INTERFACE -fsanitize=thread)
 elseif(TILEPIPE_SANITIZER STREQUAL "fuzzer")
   # libFuzzer builds (clang, the fuzz preset): ASan+UBSan plus coverage for libFuzzer in every
