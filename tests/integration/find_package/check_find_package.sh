@@ -10,3 +10,11 @@ cmake --build "$work/build" > "$work/build.log"
 out=$("$work/build/consumer")
 echo "$out"
 [ "$out" = "steps 520" ]
+# The installed executable finds its installed plotting tool (share/tilepipe/plot_sweep.py).
+for tool in plot_sweep.py plot_trace.py plot_model.py plot_pingpong.py; do
+  [ -x "$work/prefix/share/tilepipe/$tool" ] || { echo "not installed: share/tilepipe/$tool"; exit 1; }
+done
+"$work/prefix/bin/tilepipe" sweep --kernel wave3d --size 4x4x256 --nodes 1 --cpus 1 \
+  --tile-heights 16:32 --schemes overlap+hyperplane --repeat 1 --quiet --plot "$work/sweep.png" > /dev/null
+[ -s "$work/sweep.png" ] || { echo "the installed tilepipe sweep --plot wrote no plot"; exit 1; }
+echo "installed sweep --plot: ok"
