@@ -211,14 +211,8 @@ INSTANTIATE_TEST_SUITE_P(
                      "/tp_model_cli_missing.json': missing field 'node.t_sync_in_us'"},
         BadInput{with(seed000_args, {"--tile", "auto", "--machine", host_bound}),
                  "machine file '" + host_bound +
-                     "' was measured on host 'example-host-that-is-not-this-one' (CPU 'Example "
-                     "CPU @ 3.0GHz'), not on this host '" +
-                     [] {
-                       char buf[256] = {};
-                       gethostname(buf, sizeof buf - 1);
-                       return std::string(buf);
-                     }() +
-                     "' (CPU '" +
+                     "' was measured on a node of another type (CPU 'Example CPU @ 3.0GHz', 64 "
+                     "cores, host 'example-host-that-is-not-this-one') than this one (CPU '" +
                      [] {
                        std::ifstream in("/proc/cpuinfo");
                        std::string line;
@@ -230,7 +224,13 @@ INSTANTIATE_TEST_SUITE_P(
                        }
                        return std::string();
                      }() +
-                     "'): run `tilepipe calibrate` on this machine"},
+                     "', " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " cores, host '" +
+                     [] {
+                       char buf[256] = {};
+                       gethostname(buf, sizeof buf - 1);
+                       return std::string(buf);
+                     }() +
+                     "'): run `tilepipe calibrate` on a node of this type"},
         BadInput{with(seed000_args, {"--tile", "auto", "--machine", seed000, "--transport", "shm"}),
                  "machine file '" + seed000 +
                      "' is for transport 'sci-dma', not 'shm': run `tilepipe calibrate "

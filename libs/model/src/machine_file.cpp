@@ -34,6 +34,7 @@ constexpr double max_compute_scale = 1e6;   ///< or slower
 constexpr std::int64_t max_element_bytes = std::int64_t{1} << 20;
 constexpr std::int64_t max_tile_points = std::int64_t{1} << 53;  ///< exact as a double
 constexpr std::int64_t max_torus_extent = std::int64_t{1} << 20;
+constexpr std::int64_t max_cores = std::int64_t{1} << 20;  ///< CPUs of one node
 /// The transports a file may be for: this build's, and the seeds' reference clusters'.
 constexpr std::string_view known_transports[] = {"shm", "mpi", "sci-dma"};
 
@@ -298,6 +299,8 @@ HostIdentity this_host() {
     }
     break;
   }
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  id.cores = online > 0 && online <= max_cores ? static_cast<int>(online) : 0;
   return id;
 }
 
@@ -319,8 +322,9 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   }
   Reader r(j, "", origin);
   if (!j.is_object()) return r.error("the top level must be a JSON object");
-  TP_TRY(r.only({"format", "version", "machine", "host_bound", "hostname", "cpu_model", "transport",
-                 "emulated_link", "source", "notes", "compute", "comm", "node", "network"}));
+  TP_TRY(r.only({"format", "version", "machine", "host_bound", "hostname", "cpu_model", "cores",
+                 "transport", "emulated_link", "source", "notes", "compute", "comm", "node",
+                 "network"}));
   auto format = r.string("format");
   if (!format) return Unexpected{format.error()};
   if (*format != machine_file_format) {
@@ -349,6 +353,11 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   auto cpu = r.string("cpu_model");
   if (!cpu) return Unexpected{cpu.error()};
   m.cpu_model = *cpu;
+  if (r.has("cores")) {
+    auto cores = r.count("cores", max_cores);
+    if (!cores) return Unexpected{cores.error()};
+    m.cores = static_cast<int>(*cores);
+  }
   auto transport = r.string("transport");
   if (!transport) return Unexpected{transport.error()};
   if (transport->empty()) return r.error("'transport' must not be empty");
@@ -436,12 +445,18 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
 
 Status check_machine(const Machine& m, std::string_view origin, const MachineCheck& check) {
   const std::string file = "machine file '" + std::string(origin) + "'";
+  // The node type, not the host: a file calibrated on one node serves every node with the same
+  // CPU model and core count (the core count is matched when the file records it).
   if (m.host_bound && check.host &&
-      (m.hostname != check.host->hostname || m.cpu_model != check.host->cpu_model)) {
+      (m.cpu_model != check.host->cpu_model || (m.cores > 0 && m.cores != check.host->cores))) {
+    const auto type = [](const std::string& cpu, int cores) {
+      return "CPU '" + cpu + "'" + (cores > 0 ? ", " + std::to_string(cores) + " cores" : "");
+    };
     return fail(Errc::invalid_argument,
-                file + " was measured on host '" + m.hostname + "' (CPU '" + m.cpu_model +
-                    "'), not on this host '" + check.host->hostname + "' (CPU '" +
-                    check.host->cpu_model + "'): run `tilepipe calibrate` on this machine");
+                file + " was measured on a node of another type (" + type(m.cpu_model, m.cores) +
+                    ", host '" + m.hostname + "') than this one (" +
+                    type(check.host->cpu_model, check.host->cores) + ", host '" +
+                    check.host->hostname + "'): run `tilepipe calibrate` on a node of this type");
   }
   if (!check.transport.empty() && m.transport != check.transport) {
     return fail(Errc::invalid_argument, file + " is for transport '" + m.transport + "', not '" +
@@ -498,6 +513,7 @@ std::string machine_to_json(const Machine& m) {
   j["host_bound"] = m.host_bound;
   j["hostname"] = m.hostname;
   j["cpu_model"] = m.cpu_model;
+  if (m.cores > 0) j["cores"] = m.cores;
   j["transport"] = m.transport;
   if (m.emulated_link != "none") j["emulated_link"] = m.emulated_link;
   j["source"] = m.source;

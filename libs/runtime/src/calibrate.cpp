@@ -203,6 +203,7 @@ Expected<model::Machine> fit_machine(const CalibrateSpec& spec, const RawCalibra
   m.host_bound = true;
   m.hostname = host.hostname;
   m.cpu_model = host.cpu_model;
+  m.cores = host.cores;
   m.transport = transport;
   m.emulated_link = comm::to_string(spec.link);
   if (spec.link.enabled) m.name += "-link";

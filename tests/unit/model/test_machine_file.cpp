@@ -75,25 +75,65 @@ TEST(MachineFile, reference_files_skip_the_host_check_but_not_the_transport) {
                                    "calibrate --transport shm`");
 }
 
-TEST(MachineFile, host_bound_file_from_another_host_is_refused) {
+TEST(MachineFile, host_bound_file_from_another_node_type_is_refused) {
   const auto path = sample_path("example-host-bound.json");
-  MachineCheck check{HostIdentity{"thishost", "This CPU"}, "shm", std::nullopt};
+  MachineCheck check{HostIdentity{"thishost", "This CPU", 2}, "shm", std::nullopt};
   auto m = load_machine(path, check);
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().message,
             "machine file '" + path +
-                "' was measured on host 'example-host-that-is-not-this-one' (CPU 'Example CPU @ "
-                "3.0GHz'), not on this host 'thishost' (CPU 'This CPU'): run `tilepipe "
-                "calibrate` on this machine");
-  check.host = HostIdentity{"example-host-that-is-not-this-one", "Example CPU @ 3.0GHz"};
+                "' was measured on a node of another type (CPU 'Example CPU @ 3.0GHz', 64 cores, "
+                "host 'example-host-that-is-not-this-one') than this one (CPU 'This CPU', 2 "
+                "cores, host 'thishost'): run `tilepipe calibrate` on a node of this type");
+  check.host = HostIdentity{"example-host-that-is-not-this-one", "Example CPU @ 3.0GHz", 64};
   EXPECT_TRUE(load_machine(path, check));
-  check.host = HostIdentity{"example-host-that-is-not-this-one", "Another CPU"};
+  check.host = HostIdentity{"example-host-that-is-not-this-one", "Another CPU", 64};
   EXPECT_FALSE(load_machine(path, check));
+}
+
+TEST(MachineFile, one_file_serves_every_node_of_its_type) {
+  const auto path = sample_path("example-host-bound.json");
+  // Another host name, the same CPU model and core count: a cluster's nodes share the file.
+  MachineCheck check{HostIdentity{"node017", "Example CPU @ 3.0GHz", 64}, "shm", std::nullopt};
+  EXPECT_TRUE(load_machine(path, check));
+  // The same CPU model with another core count is another node type.
+  check.host->cores = 32;
+  auto m = load_machine(path, check);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("64 cores"), std::string::npos) << m.error().message;
+  // A file without "cores" (older files) matches on the CPU model alone.
+  auto machine = load_machine(path, {});
+  ASSERT_TRUE(machine);
+  machine->cores = 0;
+  EXPECT_TRUE(check_machine(*machine, path, check));
+  // Written and read back, the core count survives.
+  machine->cores = 64;
+  auto back = tp::model::parse_machine(tp::model::machine_to_json(*machine), "back");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->cores, 64);
+}
+
+TEST(MachineFile, this_host_counts_its_online_cpus) {
+  EXPECT_GE(tp::model::this_host().cores, 1);
+}
+
+TEST(MachineFile, cores_must_be_a_positive_whole_number) {
+  for (const char* bad : {"0", "-3", "2.5", "\"many\""}) {
+    std::ifstream in(sample_path("example-host-bound.json"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    const std::string field = "\"cores\": 64";
+    text.replace(text.find(field), field.size(), std::string("\"cores\": ") + bad);
+    auto m = tp::model::parse_machine(text, "f.json");
+    ASSERT_FALSE(m) << bad;
+    EXPECT_NE(m.error().message.find("'cores'"), std::string::npos) << m.error().message;
+  }
 }
 
 TEST(MachineFile, file_measured_through_another_link_is_refused) {
   const auto path = sample_path("example-host-bound.json");
-  const HostIdentity host{"example-host-that-is-not-this-one", "Example CPU @ 3.0GHz"};
+  const HostIdentity host{"example-host-that-is-not-this-one", "Example CPU @ 3.0GHz", 64};
   MachineCheck check{host, "shm", std::string("none")};
   ASSERT_TRUE(load_machine(path, check));  // no "emulated_link" field: measured without one
   check.emulated_link = "latency=20us,bandwidth=80MB/s";

@@ -88,9 +88,10 @@ struct Network {
 /// Everything the model knows about a machine and transport (a machine file, docs/model.md).
 struct Machine {
   std::string name;        ///< "machine": a label, e.g. "seed000-sci-cluster"
-  bool host_bound = true;  ///< false for reference files (the seeds'): no host check
-  std::string hostname;    ///< where the parameters were measured
-  std::string cpu_model;   ///< /proc/cpuinfo "model name" of that host
+  bool host_bound = true;  ///< false for reference files (the seeds'): no node-type check
+  std::string hostname;    ///< where the parameters were measured (informative, not matched)
+  std::string cpu_model;   ///< /proc/cpuinfo "model name" of that node: matched
+  int cores = 0;           ///< online CPUs of that node: matched when > 0 (0: not recorded)
   std::string transport;   ///< "shm", "mpi", or a reference transport such as "sci-dma"
   std::string source;      ///< how the values were obtained (free text, may be empty)
   /// The emulated link the values were measured through (comm's canonical text, e.g.
