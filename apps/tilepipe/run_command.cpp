@@ -282,15 +282,14 @@ int run_sweep3d(RunFlags& f, const plan::Index& size, runtime::RunOptions option
     return report_error(e);
   }
   if (!runtime::joins_mpi(options.launch)) {
-    // The door checks the slabs; the sources each forked rank keeps and the reference come on top.
-    const std::int64_t ranks = options.nodes > 0 ? options.nodes : 1;
+    // The door checks the slabs; the ranks' sums and sources and the reference come on top.
     const double cells =
         static_cast<double>(n[0]) * static_cast<double>(n[1]) * static_cast<double>(n[2]);
     const double slab = static_cast<double>(n[0] + 1) * static_cast<double>(n[1] + 1) *
                         static_cast<double>(n[2] + 1) * sizeof(kernels::Sweep3dCell);
     const double reference = options.verify ? cells * 13 * sizeof(double) : 0;
     if (auto st = runtime::detail::check_memory(slab * (f.output.empty() ? 1 : 2) +
-                                                kernel->state_bytes(ranks) + reference);
+                                                kernel->state_bytes() + reference);
         !st) {
       return report_error(st.error());
     }

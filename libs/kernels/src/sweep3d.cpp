@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tp::kernels {
@@ -112,10 +113,10 @@ Sweep3d::Sweep3d(const Point<3>& n, const Sweep3dParams& p)
   first_source_ = p.source + p.c * 0.0;
 }
 
-double Sweep3d::state_bytes(std::int64_t ranks) const noexcept {
+double Sweep3d::state_bytes() const noexcept {
   const double cells =
       static_cast<double>(n_[0]) * static_cast<double>(n_[1]) * static_cast<double>(n_[2]);
-  return cells * sizeof(double) * (static_cast<double>(ranks) + 2);
+  return cells * sizeof(double) * 4;
 }
 
 Index Sweep3d::cell_index(const Point<3>& x, int octant) const noexcept {
@@ -127,6 +128,52 @@ Index Sweep3d::cell_index(const Point<3>& x, int octant) const noexcept {
   return lin;
 }
 
+Point<3> Sweep3d::reflect(const Point<3>& x, int octant) const noexcept {
+  Point<3> y = x;
+  for (int d = 0; d < 3; ++d) {
+    if (((octant >> d) & 1) != 0) y[d] = n_[d] + 1 - x[d];
+  }
+  return y;
+}
+
+Box<3> Sweep3d::reflect(const Box<3>& b, int octant) const noexcept {
+  Box<3> r = b;
+  for (int d = 0; d < 3; ++d) {
+    if (((octant >> d) & 1) != 0) {
+      r.lo[d] = n_[d] + 2 - b.hi[d];
+      r.hi[d] = n_[d] + 2 - b.lo[d];
+    }
+  }
+  return r;
+}
+
+namespace {
+
+Box<3> intersect(const Box<3>& a, const Box<3>& b) {
+  Box<3> r;
+  for (int d = 0; d < 3; ++d) {
+    r.lo[d] = std::max(a.lo[d], b.lo[d]);
+    r.hi[d] = std::max(r.lo[d], std::min(a.hi[d], b.hi[d]));
+  }
+  return r;
+}
+
+// The row-major offset of x in b.
+Index offset_in(const Box<3>& b, const Point<3>& x) {
+  return ((x[0] - b.lo[0]) * b.extent(1) + (x[1] - b.lo[1])) * b.extent(2) + (x[2] - b.lo[2]);
+}
+
+// Calls f(x) for every point of b in row-major order.
+template <class F>
+void for_each_point(const Box<3>& b, F&& f) {
+  exec::for_each_row(b, [&](const Point<3>& first) {
+    Point<3> x = first;
+    for (Index k = 0; k < b.extent(2); ++k, ++x[2]) f(x);
+  });
+}
+
+}  // namespace
+
 void Sweep3d::compute_tile(const Box<3>& box,
                            const exec::SlabView<Sweep3dCell, 3>& slab) const noexcept {
   if (box.empty()) return;
@@ -134,26 +181,24 @@ void Sweep3d::compute_tile(const Box<3>& box,
   const Index len = box.extent(2);
   const Index si = slab.stride(0);
   const Index sj = slab.stride(1);
-  if (st.sweep == 8 * p_.iterations) {  // the final sweep: phi into every cell
+  if (st.sweep == 8 * p_.iterations) {  // the final sweep: phi into every cell, at home
     exec::for_each_row(box, [&](const Point<3>& first) {
       Sweep3dCell* row = slab.at(first);
-      const double* phi = st.grid.data() + cell_index(first, 0);
+      const double* phi = st.sum.data() + offset_in(st.mine, first);
       for (Index k = 0; k < len; ++k) row[k].value = phi[k];
     });
     return;
   }
-  const int octant = st.sweep % 8;
   const bool first_iteration = st.sweep < 8;
-  const Index k_step = (octant & 4) != 0 ? -1 : 1;  // the cell index along the row
   const int count = q_.count;
   const double w = q_.weight;
   exec::for_each_row(box, [&](const Point<3>& first) {
     Sweep3dCell* row = slab.at(first);
     const Sweep3dCell* up_i = row - si;
     const Sweep3dCell* up_j = row - sj;
-    const Index cell0 = cell_index(first, octant);
+    const double* source = first_iteration ? nullptr : st.source.data() + offset_in(st.mine, first);
     for (Index k = 0; k < len; ++k) {
-      const double src = first_iteration ? first_source_ : st.grid[sz(cell0 + k * k_step)];
+      const double src = first_iteration ? first_source_ : source[k];
       const Sweep3dCell& left = row[k - 1];
       Sweep3dCell& out = row[k];
       double p = 0.0;
@@ -193,41 +238,63 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
   const int finished = done - 1;
   st.sweep = done;
   if (finished >= 8 * p_.iterations) return {};
-  const int octant = finished % 8;
-  const auto cells = sz(n_[0] * n_[1] * n_[2]);
-  if (world.rank() == 0 && octant == 0) st.sum.assign(cells, 0.0);
-  // This rank's p_o, row-major over its box, to rank 0, which adds each cell's in octant order.
-  st.gather.resize(sz(owned.volume()));
-  std::size_t at = 0;
-  exec::for_each_row(owned, [&](const Point<3>& first) {
-    const Sweep3dCell* row = slab.at(first);
-    for (Index k = 0; k < owned.extent(2); ++k) st.gather[at++] = row[k].value;
-  });
-  const Index k_step = (octant & 4) != 0 ? -1 : 1;
-  TP_TRY(
-      (exec::gather_boxes<double, 3>(world, owned, std::span<const double>(st.gather), exchange_tag,
-                                     [&](const Box<3>& box, std::span<const double> p) -> Status {
-                                       std::size_t i = 0;
-                                       exec::for_each_row(box, [&](const Point<3>& first) {
-                                         const Index cell0 = cell_index(first, octant);
-                                         for (Index k = 0; k < box.extent(2); ++k, ++i) {
-                                           double& s = st.sum[sz(cell0 + k * k_step)];
-                                           s = s + p[i];
-                                         }
-                                       });
-                                       return {};
-                                     })));
-  if (octant != 7) return {};
-  // The iteration is complete: its phi is rank 0's sum. Every rank gets the next source grid, or
-  // after the last iteration phi itself.
-  st.grid.resize(cells);
-  if (world.rank() == 0) {
-    const bool last = finished + 1 == 8 * p_.iterations;
-    for (std::size_t c = 0; c < cells; ++c) {
-      st.grid[c] = last ? st.sum[c] : p_.source + p_.c * st.sum[c];
-    }
+  if (st.boxes.empty()) {
+    auto boxes = exec::all_boxes<3>(world, owned, exchange_tag);
+    if (!boxes) return Unexpected{boxes.error()};
+    st.boxes = std::move(*boxes);
+    st.mine = owned;
   }
-  return exec::broadcast_values<double>(world, std::span<double>(st.grid), exchange_tag);
+  const auto ranks = st.boxes.size();
+  const auto me = static_cast<std::size_t>(world.rank());
+  const Box<3>& mine = st.mine;
+  const int octant = finished % 8;
+  if (octant == 0) st.sum.assign(sz(mine.volume()), 0.0);
+  // p_o of this rank's points to their cells' homes: to home h the points of mine whose cells lie
+  // in B_h (mine ∩ R_o(B_h)), row-major; each home adds what it gets at its cells (one value per
+  // cell and octant, the octants in order).
+  std::vector<std::vector<double>> to(ranks), from(ranks);
+  for (std::size_t h = 0; h < ranks; ++h) {
+    const Box<3> part = intersect(mine, reflect(st.boxes[h], octant));
+    to[h].reserve(sz(part.volume()));
+    for_each_point(part, [&](const Point<3>& x) { to[h].push_back(slab.at(x)->value); });
+    if (h != me) from[h].resize(sz(intersect(st.boxes[h], reflect(mine, octant)).volume()));
+  }
+  from[me] = std::move(to[me]);
+  TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
+  for (std::size_t r = 0; r < ranks; ++r) {
+    std::size_t i = 0;
+    for_each_point(intersect(st.boxes[r], reflect(mine, octant)), [&](const Point<3>& x) {
+      double& s = st.sum[sz(offset_in(mine, reflect(x, octant)))];
+      s = s + from[r][i++];
+    });
+  }
+  const int next = done;
+  if (next >= 8 * p_.iterations) return {};  // the final sweep writes the sums (phi)
+  if (octant == 7) {
+    st.home.resize(st.sum.size());
+    for (std::size_t c = 0; c < st.sum.size(); ++c) st.home[c] = p_.source + p_.c * st.sum[c];
+  }
+  if (next < 8) return {};  // the first iteration's source is Q + C * 0.0 everywhere
+  // The sources of the next octant's cells from their homes: to rank r the home cells of mine
+  // that r's points sweep (mine ∩ R_o'(B_r)), row-major; r puts each at its point.
+  const int o = next % 8;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const Box<3> part = intersect(mine, reflect(st.boxes[r], o));
+    to[r].clear();
+    for_each_point(part,
+                   [&](const Point<3>& y) { to[r].push_back(st.home[sz(offset_in(mine, y))]); });
+    from[r].assign(r == me ? 0 : sz(intersect(st.boxes[r], reflect(mine, o)).volume()), 0.0);
+  }
+  from[me] = std::move(to[me]);
+  TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
+  st.source.resize(sz(mine.volume()));
+  for (std::size_t r = 0; r < ranks; ++r) {
+    std::size_t i = 0;
+    for_each_point(intersect(st.boxes[r], reflect(mine, o)), [&](const Point<3>& y) {
+      st.source[sz(offset_in(mine, reflect(y, o)))] = from[r][i++];
+    });
+  }
+  return {};
 }
 
 std::vector<double> sweep3d_reference(const Point<3>& n, const Sweep3dParams& params) {

@@ -56,6 +56,27 @@ TEST(Sweep3dCli, run_verifies_and_writes_phi_on_ranks_x_cpus) {
   std::filesystem::remove(npy);
 }
 
+// A 2 x 2 mesh: a rank's cells in one octant are other ranks' in others, in both mesh
+// dimensions (p_o travel to the cells' homes, sources from them).
+TEST(Sweep3dCli, run_on_a_2x2_mesh_equals_the_plain_loop) {
+  auto r = tilepipe(
+      {"run",      "--kernel",     "sweep3d", "--size", "9x8x13",  "--param",    "angles=3",
+       "--param",  "iterations=3", "--param", "c=0.7",  "--param", "source=0.3", "--tile",
+       "3",        "--nodes",      "4",       "--cpus", "1",       "--sync",     "block",
+       "--verify", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["mesh"], nlohmann::json::parse("[2, 2]"));
+  EXPECT_EQ(j["verified"], true);
+  tp::kernels::Sweep3dParams p;
+  p.angles = 3;
+  p.iterations = 3;
+  p.c = 0.7;
+  p.source = 0.3;
+  const auto phi = tp::kernels::sweep3d_reference({9, 8, 13}, p);
+  EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
+}
+
 // KBA: a 2-D mesh of ranks over i and j, pipelined along k with the tile height as block.
 TEST(Sweep3dCli, plan_is_the_kba_decomposition) {
   auto r = tilepipe({"plan", "--kernel", "sweep3d", "--size", "16x16x64", "--param", "angles=3",

@@ -1,5 +1,6 @@
-// Collectives for a resident kernel's after_sweep hook: every rank's box of values reaches rank 0,
-// and rank 0's array reaches every rank (sweep3d's octant sums and source iterations).
+// Collectives for a resident kernel's after_sweep hook: every rank's box on every rank, rank 0's
+// array to every rank, and values to and from every other rank (sweep3d's octant sums and
+// sources).
 #pragma once
 
 #include <tilepipe/comm/world.hpp>
@@ -39,44 +40,76 @@ inline Status recv_pieces(comm::World& world, int source, int tag, std::span<std
 
 }  // namespace detail
 
-/// Collective: every rank passes its box and the box's values (row-major, box.volume() of them);
-/// rank 0 calls take(box, values) for its own, then for each other rank's in rank order (memory on
-/// rank 0: one other rank's values at a time). `tag` must not be in use by anything else in
-/// flight (between the sweeps of a run, faces are not).
-template <class T, int D, class Take>
-Status gather_boxes(comm::World& world, const Box<D>& mine, std::span<const T> values, int tag,
-                    Take&& take) {
-  TP_EXPECTS(static_cast<Index>(values.size()) == mine.volume());
-  if (world.rank() != 0) {
-    std::array<Index, 2 * D> bounds{};
-    std::copy(mine.lo.begin(), mine.lo.end(), bounds.begin());
-    std::copy(mine.hi.begin(), mine.hi.end(), bounds.begin() + D);
-    TP_TRY(world.send(0, tag, std::as_bytes(std::span(bounds))));
-    return detail::send_pieces(world, 0, tag, std::as_bytes(values));
-  }
-  TP_TRY(take(mine, values));
-  std::vector<T> theirs;
-  for (int r = 1; r < world.size(); ++r) {
-    std::array<Index, 2 * D> bounds{};
-    auto got = world.recv(r, tag, std::as_writable_bytes(std::span(bounds)));
-    if (!got) return Unexpected{got.error()};
-    if (got->bytes != sizeof bounds) return fail(Errc::internal, "a malformed box from a rank");
-    Box<D> box;
-    std::copy(bounds.begin(), bounds.begin() + D, box.lo.begin());
-    std::copy(bounds.begin() + D, bounds.end(), box.hi.begin());
-    theirs.resize(static_cast<std::size_t>(box.volume()));
-    TP_TRY(detail::recv_pieces(world, r, tag, std::as_writable_bytes(std::span<T>(theirs))));
-    TP_TRY(take(box, std::span<const T>(theirs)));
-  }
-  return {};
-}
-
 /// Collective: rank 0's `data` into every other rank's `data` (the same size on every rank).
 template <class T>
 Status broadcast_values(comm::World& world, std::span<T> data, int tag) {
   if (world.rank() != 0) return detail::recv_pieces(world, 0, tag, std::as_writable_bytes(data));
   for (int r = 1; r < world.size(); ++r) {
     TP_TRY(detail::send_pieces(world, r, tag, std::as_bytes(std::span<const T>(data))));
+  }
+  return {};
+}
+
+/// Collective: every rank's box, on every rank (indexed by rank).
+template <int D>
+Expected<std::vector<Box<D>>> all_boxes(comm::World& world, const Box<D>& mine, int tag) {
+  std::vector<Index> bounds(static_cast<std::size_t>(2 * D * world.size()));
+  const auto put = [&](int r, const Box<D>& b) {
+    auto at = bounds.begin() + 2 * D * r;
+    std::copy(b.lo.begin(), b.lo.end(), at);
+    std::copy(b.hi.begin(), b.hi.end(), at + D);
+  };
+  put(world.rank(), mine);
+  if (world.rank() != 0) {
+    TP_TRY(
+        world.send(0, tag, std::as_bytes(std::span(bounds).subspan(2 * D * world.rank(), 2 * D))));
+  } else {
+    for (int r = 1; r < world.size(); ++r) {
+      auto got =
+          world.recv(r, tag, std::as_writable_bytes(std::span(bounds).subspan(2 * D * r, 2 * D)));
+      if (!got) return Unexpected{got.error()};
+      if (got->bytes != 2 * D * sizeof(Index))
+        return fail(Errc::internal, "a malformed box from a rank");
+    }
+  }
+  TP_TRY(broadcast_values<Index>(world, std::span<Index>(bounds), tag));
+  std::vector<Box<D>> boxes(static_cast<std::size_t>(world.size()));
+  for (int r = 0; r < world.size(); ++r) {
+    auto at = bounds.begin() + 2 * D * r;
+    std::copy(at, at + D, boxes[static_cast<std::size_t>(r)].lo.begin());
+    std::copy(at + D, at + 2 * D, boxes[static_cast<std::size_t>(r)].hi.begin());
+  }
+  return boxes;
+}
+
+/// Collective: this rank sends to[r] to every other rank r (nothing when empty) and receives
+/// from[r] (its size, known to both sides, says how much; nothing when empty); to[rank()] and
+/// from[rank()] are left alone. Sends start first (isend), then the receives run, then the sends
+/// complete: no order among the ranks is needed.
+template <class T>
+Status exchange_values(comm::World& world, const std::vector<std::vector<T>>& to,
+                       std::vector<std::vector<T>>& from, int tag) {
+  const auto n = static_cast<std::size_t>(world.size());
+  TP_EXPECTS(to.size() == n && from.size() == n);
+  std::vector<comm::Request> sends;
+  for (int r = 0; r < world.size(); ++r) {
+    const auto all = std::as_bytes(std::span<const T>(to[static_cast<std::size_t>(r)]));
+    if (r == world.rank() || all.empty()) continue;
+    for (std::size_t at = 0; at < all.size(); at += exchange_piece_bytes) {
+      auto q =
+          world.isend(r, tag, all.subspan(at, std::min(exchange_piece_bytes, all.size() - at)));
+      if (!q) return Unexpected{q.error()};
+      sends.push_back(std::move(*q));
+    }
+  }
+  for (int r = 0; r < world.size(); ++r) {
+    auto& into = from[static_cast<std::size_t>(r)];
+    if (r == world.rank() || into.empty()) continue;
+    TP_TRY(detail::recv_pieces(world, r, tag, std::as_writable_bytes(std::span<T>(into))));
+  }
+  for (auto& q : sends) {
+    auto done = world.wait(q);
+    if (!done) return Unexpected{done.error()};
   }
   return {};
 }

@@ -76,9 +76,10 @@ inline std::uint64_t sweep3d_point_hash(std::uint64_t lin, double phi) noexcept 
 /// The executor's space is the grid, I x J x K points (1-based: point x is cell x - 1 in octant
 /// 0); sweep s < 8 T is octant s mod 8 of source iteration s / 8 (0-based), whose point x is the
 /// cell reflected along every dimension whose octant bit is set, so that every octant's
-/// dependences are e_1, e_2, e_3. after_sweep adds each octant's p_o into phi on rank 0 in
-/// octant order and, after each iteration's last octant, sends every rank the grid of the next
-/// iteration's source (or the final phi); the final sweep 8 T writes phi into `value`. The
+/// dependences are e_1, e_2, e_3. A cell's home is the rank that computes it in octant 0; after
+/// each octant, after_sweep sends every p_o to its cell's home, which adds it in octant order,
+/// and from the second iteration on brings every rank the sources of the cells it sweeps next;
+/// the final sweep 8 T writes phi into `value` where each cell is at home. The
 /// result is the checksum of phi. A Sweep3d object runs once (its state follows the sweeps of
 /// one run: make another for another run); run it with RunOptions::sweeps = sweeps().
 class Sweep3d {
@@ -104,30 +105,36 @@ class Sweep3d {
   [[nodiscard]] const Sweep3dParams& params() const noexcept { return p_; }
   /// The executor's sweeps: 8 per iteration and the final one.
   [[nodiscard]] int sweeps() const noexcept { return static_cast<int>(8 * p_.iterations + 1); }
-  /// Bytes a run on `ranks` ranks of this host needs beyond the executor's slabs: the grid of
-  /// sources each rank keeps, rank 0's sum and one other rank's values while gathering.
-  [[nodiscard]] double state_bytes(std::int64_t ranks) const noexcept;
+  /// Bytes a run needs beyond the executor's slabs, over all its ranks: three doubles per cell
+  /// (the sums, the home sources, the sources swept) and the values in transit (one more).
+  [[nodiscard]] double state_bytes() const noexcept;
 
   /// Vacuum: every flux 0.0.
   [[nodiscard]] Sweep3dCell boundary_value(const Point<3>&) const noexcept { return {}; }
   void compute_tile(const Box<3>& box, const exec::SlabView<Sweep3dCell, 3>& slab) const noexcept;
   [[nodiscard]] result_type tile_result(
       const Box<3>& box, const exec::SlabView<const Sweep3dCell, 3>& slab) const noexcept;
-  /// Between sweeps (every rank, one thread): rank 0 adds the finished octant's p_o; after an
-  /// iteration's last octant every rank receives the next source grid (or phi).
+  /// Between sweeps (every rank, one thread): the finished octant's p_o to the cells' homes, and
+  /// the sources of the next octant's cells from theirs.
   Status after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab, const Box<3>& owned,
                      comm::World& world) const;
 
  private:
+  // A rank's part of the run, in executor coordinates (point x is cell x - 1 in octant 0: the
+  // rank's "home" cells are its own points). Vectors over `mine`, row-major.
   struct State {
     int sweep = 0;               ///< the sweep running (set between sweeps)
-    std::vector<double> grid;    ///< the iteration's source, after the last one phi (cells)
-    std::vector<double> sum;     ///< rank 0: phi of the iteration so far
-    std::vector<double> gather;  ///< this rank's p_o, the owned box's points
+    std::vector<Box<3>> boxes;   ///< every rank's points (learned after the first sweep)
+    Box<3> mine;                 ///< this rank's points
+    std::vector<double> sum;     ///< phi of the home cells so far (all of it after an iteration)
+    std::vector<double> home;    ///< the home cells' source of the next iteration
+    std::vector<double> source;  ///< per point, the source of its cell in the octant swept
   };
 
   Sweep3d(const Point<3>& n, const Sweep3dParams& p);
   [[nodiscard]] Index cell_index(const Point<3>& x, int octant) const noexcept;
+  [[nodiscard]] Point<3> reflect(const Point<3>& x, int octant) const noexcept;
+  [[nodiscard]] Box<3> reflect(const Box<3>& b, int octant) const noexcept;
 
   Point<3> n_;
   Sweep3dParams p_;
