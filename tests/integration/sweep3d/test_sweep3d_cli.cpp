@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +76,28 @@ TEST(Sweep3dCli, run_on_a_2x2_mesh_equals_the_plain_loop) {
   p.source = 0.3;
   const auto phi = tp::kernels::sweep3d_reference({9, 8, 13}, p);
   EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
+}
+
+// Extents of 1: a tile longer than the grid is clamped to the shortest legal side (2), not to 1.
+TEST(Sweep3dCli, run_on_extents_of_1_equals_the_plain_loop) {
+  for (const char* size : {"1x1x1", "1x6x1", "3x1x5"}) {
+    auto r = tilepipe({"run", "--kernel", "sweep3d", "--size", size, "--param", "angles=3",
+                       "--param", "iterations=2", "--param", "c=0.5", "--tile", "8x8x8", "--cpus",
+                       "1", "--verify", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << size << ": " << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["verified"], true) << size;
+    const auto n = j["size"].get<std::vector<tp::exec::Index>>();
+    tp::kernels::Sweep3dParams p;
+    p.angles = 3;
+    p.iterations = 2;
+    p.c = 0.5;
+    const auto phi = tp::kernels::sweep3d_reference({n[0], n[1], n[2]}, p);
+    EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
+    for (std::size_t d = 0; d < 3; ++d) {
+      EXPECT_EQ(j["tile"][d], std::max<tp::exec::Index>(n[d], 2)) << size;
+    }
+  }
 }
 
 // KBA: a 2-D mesh of ranks over i and j, pipelined along k with the tile height as block.
