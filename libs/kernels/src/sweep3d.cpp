@@ -74,7 +74,7 @@ Expected<Sweep3d> Sweep3d::make(const Point<3>& n, const Sweep3dParams& p) {
     cells = *c;
     slab = *s;
   }
-  // The executor's slab, the kept output, the source grid, rank 0's sum and its gather buffer.
+  // The executor's slab, the kept output and the ranks' three doubles per cell (sums, sources).
   const auto slab_bytes = checked_mul(slab, Index{sizeof(Sweep3dCell)});
   const auto out_bytes = slab_bytes ? checked_add(*slab_bytes, *slab_bytes) : std::nullopt;
   const auto grid_bytes = checked_mul(cells, Index{3 * sizeof(double)});

@@ -60,22 +60,24 @@ TEST(Sweep3dCli, run_verifies_and_writes_phi_on_ranks_x_cpus) {
 // A 2 x 2 mesh: a rank's cells in one octant are other ranks' in others, in both mesh
 // dimensions (p_o travel to the cells' homes, sources from them).
 TEST(Sweep3dCli, run_on_a_2x2_mesh_equals_the_plain_loop) {
-  auto r = tilepipe(
-      {"run",      "--kernel",     "sweep3d", "--size", "9x8x13",  "--param",    "angles=3",
-       "--param",  "iterations=3", "--param", "c=0.7",  "--param", "source=0.3", "--tile",
-       "3",        "--nodes",      "4",       "--cpus", "1",       "--sync",     "block",
-       "--verify", "--json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["mesh"], nlohmann::json::parse("[2, 2]"));
-  EXPECT_EQ(j["verified"], true);
   tp::kernels::Sweep3dParams p;
   p.angles = 3;
   p.iterations = 3;
   p.c = 0.7;
   p.source = 0.3;
   const auto phi = tp::kernels::sweep3d_reference({9, 8, 13}, p);
-  EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
+  for (const char* variant : {"--schedule=blocking", "--comm-thread"}) {
+    auto r = tilepipe(
+        {"run",      "--kernel",     "sweep3d", "--size", "9x8x13",  "--param",    "angles=3",
+         "--param",  "iterations=3", "--param", "c=0.7",  "--param", "source=0.3", "--tile",
+         "3",        "--nodes",      "4",       "--cpus", "1",       "--sync",     "block",
+         "--verify", variant,        "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["mesh"], nlohmann::json::parse("[2, 2]"));
+    EXPECT_EQ(j["verified"], true);
+    EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
+  }
 }
 
 // Extents of 1: a tile longer than the grid is clamped to the shortest legal side (2), not to 1.
