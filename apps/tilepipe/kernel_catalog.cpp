@@ -3,6 +3,7 @@
 
 #include <tilepipe/kernels/sor.hpp>
 #include <tilepipe/kernels/sw.hpp>
+#include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/kernels/wave.hpp>
 
 #include <array>
@@ -38,13 +39,26 @@ KernelInfo describe_sor(std::string_view name) {
   return KernelInfo{name, K::storage, K::dims, *deps, kernels::sor_params, true, check};
 }
 
-const std::array<KernelInfo, 6>& catalog() {
-  static const std::array<KernelInfo, 6> kernels{describe<kernels::Wave<2>>("wave2d"),
+// sweep3d: each octant's sweep runs in the reflected grid, dependences e_1, e_2, e_3.
+KernelInfo describe_sweep3d() {
+  KernelInfo k = describe<kernels::Sweep3d>("sweep3d");
+  k.params = kernels::sweep3d_params;
+  k.check = [](const plan::Index& size, const exec::ParamValues& p) -> Status {
+    auto made = kernels::Sweep3d::make({size[0], size[1], size[2]}, kernels::sweep3d_params_of(p));
+    if (!made) return Unexpected{made.error()};
+    return {};
+  };
+  return k;
+}
+
+const std::array<KernelInfo, 7>& catalog() {
+  static const std::array<KernelInfo, 7> kernels{describe<kernels::Wave<2>>("wave2d"),
                                                  describe<kernels::Wave<3>>("wave3d"),
                                                  describe<kernels::Wave<4>>("wave4d"),
                                                  describe<kernels::SwKernel>("sw"),
                                                  describe_sor<2>("sor2d"),
-                                                 describe_sor<3>("sor3d")};
+                                                 describe_sor<3>("sor3d"),
+                                                 describe_sweep3d()};
   return kernels;
 }
 

@@ -50,12 +50,19 @@ Unexpected needs_machine(const std::string& flag) {
 
 /// A tile longer than the space along a dimension is one tile along it either way; clamped to the
 /// extent, the plan's grain and faces count the points that exist (a --tile 1000000 on a 64x64
-/// space is a 64-point-high tile, not a grain of 64,000,000 points). A tile height goes to the
-/// mapping dimension: its extent when --map-dim names it, else the largest extent.
+/// space is a 64-point-high tile, not a grain of 64,000,000 points), but never below the longest
+/// dependence component + 1 (a legal side: an extent of 1 with unit dependences keeps a tile of
+/// 2). A tile height goes to the mapping dimension: its extent when --map-dim names it, else the
+/// largest extent.
 void clamp_tile_to_space(plan::PlanRequest& req) {
   if (req.tile_kind == plan::TileSpecKind::extents && req.tile_extents.size() == req.size.size()) {
     for (std::size_t d = 0; d < req.size.size(); ++d) {
-      req.tile_extents[d] = std::min(req.tile_extents[d], req.size[d]);
+      std::int64_t legal = 1;
+      if (req.deps && req.deps->dims() == static_cast<int>(req.size.size())) {
+        for (const auto& v : req.deps->vectors()) legal = std::max<std::int64_t>(legal, v[d] + 1);
+      }
+      req.tile_extents[d] =
+          std::min(req.tile_extents[d], std::max<std::int64_t>(req.size[d], legal));
     }
   } else if (req.tile_kind == plan::TileSpecKind::height && req.tile_height > 0 &&
              !req.size.empty()) {

@@ -8,6 +8,7 @@
 #include <tilepipe/comm/world.hpp>
 #include <tilepipe/exec/face_transport.hpp>
 #include <tilepipe/kernels/sor.hpp>
+#include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/kernels/wave.hpp>
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/machine_file.hpp>
@@ -76,7 +77,7 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, Ou
   const std::optional<model::Choice>& choice = total.planned.choice;
   const std::optional<bool> verified = total.verified;
   const double seconds = total.summary.wall_s();
-  const auto points = (f.loop_size ? f.loop_points : plan.space().points()) * f.sweeps;
+  const auto points = (f.loop_points > 0 ? f.loop_points : plan.space().points()) * f.sweeps;
   const double rate = seconds > 0 ? static_cast<double>(points) / seconds : 0;
   const auto phases = total.summary.phases();
   const double hidden = total.summary.hidden_share();
@@ -90,6 +91,8 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, Ou
       j["params"] = f.params_text;
       j["space"] = plan.space().extents();
       j["transformation"] = f.transform_text;
+    } else if (!f.params_text.empty()) {
+      j["params"] = f.params_text;
     }
     j["tile"] = plan.tiling().tile_extents();
     j["nodes"] = plan.nodes();
@@ -159,6 +162,8 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, Ou
     if (f.loop_size) {
       fmt::print("  loop nest          {} ({}), run as {}\n", join_x(*f.loop_size), f.params_text,
                  f.transform_text);
+    } else if (!f.params_text.empty()) {
+      fmt::print("  parameters         {}\n", f.params_text);
     }
     fmt::print("  wall time          {:.6f} s  ({} steps)\n", seconds, plan.steps());
     if (f.sweeps > 1) {
@@ -256,6 +261,55 @@ int run_sor(RunFlags& f, const plan::Index& size, const runtime::RunOptions& opt
   return report(f, *result, trace);
 }
 
+// sweep3d: 8 executor sweeps per source iteration (one per octant) and a final one; --verify
+// compares the checksum of phi with the plain loop's (the door cannot: the kernel's after_sweep
+// runs on ranks).
+int run_sweep3d(RunFlags& f, const plan::Index& size, runtime::RunOptions options,
+                OutputFile* trace) {
+  auto values = f.plan.param_values();
+  if (!values) return report_error(values.error());
+  if (f.sweeps != 1) {
+    return report_error(Error(Errc::invalid_argument,
+                              "--sweeps: sweep3d sets its own sweeps (8 per source iteration); "
+                              "use --param iterations=T"));
+  }
+  const exec::Point<3> n{size[0], size[1], size[2]};
+  const kernels::Sweep3dParams params = kernels::sweep3d_params_of(*values);
+  auto kernel = kernels::Sweep3d::make(n, params);
+  if (!kernel) {
+    Error e = kernel.error();
+    if (e.message.starts_with("size")) e.message = "--size " + f.plan.size + ": " + e.message;
+    return report_error(e);
+  }
+  if (!runtime::joins_mpi(options.launch)) {
+    // The door checks the slabs; the ranks' sums and sources and the reference come on top.
+    const double cells =
+        static_cast<double>(n[0]) * static_cast<double>(n[1]) * static_cast<double>(n[2]);
+    const double slab = static_cast<double>(n[0] + 1) * static_cast<double>(n[1] + 1) *
+                        static_cast<double>(n[2] + 1) * sizeof(kernels::Sweep3dCell);
+    const double reference = options.verify ? cells * 13 * sizeof(double) : 0;
+    if (auto st = runtime::detail::check_memory(slab * (f.output.empty() ? 1 : 2) +
+                                                kernel->state_bytes() + reference);
+        !st) {
+      return report_error(st.error());
+    }
+  }
+  const bool verify = options.verify;
+  options.verify = false;
+  options.sweeps = kernel->sweeps();
+  f.params_text = values->to_string();
+  f.loop_points = 8 * params.iterations * n[0] * n[1] * n[2];
+  std::fflush(stdout);  // forked ranks must not repeat buffered output
+  auto result = runtime::run(*kernel, size, options);
+  if (!result) return report_error(result.error());
+  if (!result->root) return exit_ok;
+  if (verify) {
+    const auto phi = kernels::sweep3d_reference(n, params);
+    result->verified = kernels::sweep3d_checksum(phi) == result->result;
+  }
+  return report(f, *result, trace);
+}
+
 /// The machine file the run's automatic choices use: --machine (errors are the user's), else the
 /// default file of `tilepipe calibrate` when no tile is given (a file that does not load is
 /// skipped with a note). nullopt: no model; then "auto" flags are refused. Sets the flags left to
@@ -331,7 +385,8 @@ int run_run(int argc, char** argv) {
                  "run the whole sweep this many times over the same arrays, set up once")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--output", f.output,
-                 "write the computed array (the interior, C order, float32) to this .npy file");
+                 "write the computed array (the interior, C order; wave: float32, sweep3d: phi "
+                 "as float64) to this .npy file");
   app.add_flag("--json", f.json, "print the results as one JSON object");
   app.add_option("--machine", f.machine,
                  "machine file (tilepipe calibrate): --tile/--schedule/--grouping auto choose by "
@@ -419,6 +474,7 @@ int run_run(int argc, char** argv) {
   OutputFile* trace = trace_file ? &*trace_file : nullptr;
   if (f.plan.kernel == "sor2d") return run_sor<2>(f, *extents, o, trace);
   if (f.plan.kernel == "sor3d") return run_sor<3>(f, *extents, o, trace);
+  if (f.plan.kernel == "sweep3d") return run_sweep3d(f, *extents, o, trace);
   switch (extents->size()) {
     case 2:
       return run_wave<2>(f, *extents, o, trace);

@@ -172,10 +172,10 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, RunCliBadInput,
     ::testing::Values(
         BadRun{{"--size", "8x8"},
-               "--kernel is required (tilepipe run runs wave2d|wave3d|wave4d|sor2d|sor3d; "
+               "--kernel is required (tilepipe run runs wave2d|wave3d|wave4d|sor2d|sor3d|sweep3d; "
                "Smith-Waterman runs with tilepipe align)"},
         BadRun{{"--kernel", "sw", "--size", "8x8"},
-               "--kernel: tilepipe run runs wave2d|wave3d|wave4d|sor2d|sor3d, not 'sw' "
+               "--kernel: tilepipe run runs wave2d|wave3d|wave4d|sor2d|sor3d|sweep3d, not 'sw' "
                "(Smith-Waterman: tilepipe align)"},
         BadRun{{"--kernel", "wave2d", "--size", "8x0"}, "--size dimension 2: 0 must be >= 1"},
         BadRun{{"--kernel", "wave2d", "--size", "8x8", "--sync", "spin"},

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -45,6 +46,47 @@ plan::DependenceMatrix deps_of() {
   auto deps = plan::DependenceMatrix::make(K::dims, vectors);
   TP_EXPECTS(deps.has_value());  // a Kernel's dependences are non-zero vectors of its dims
   return *deps;
+}
+
+/// A resident kernel whose output file holds one field of its elements: `output_type` and
+/// `static output_type output_value(const value_type&)` (sweep3d writes phi of its cells).
+template <class K>
+concept ProjectsOutput = requires(const typename K::value_type& v) {
+  typename K::output_type;
+  { K::output_value(v) } -> std::same_as<typename K::output_type>;
+};
+
+/// The element type of a resident kernel's output file.
+template <class K>
+struct OutputOf {
+  using type = typename K::value_type;
+};
+template <class K>
+requires ProjectsOutput<K>
+struct OutputOf<K> {
+  using type = typename K::output_type;
+};
+
+/// A rank's kept values as they go to the output file (projected where the kernel says so).
+struct KeptValues {
+  std::vector<exec::Index> values_lo, values_hi;
+  std::vector<std::byte> values;
+};
+
+template <class K, class Outcome>
+KeptValues project_values(const Outcome& outcome) {
+  using V = typename K::value_type;
+  using O = typename K::output_type;
+  KeptValues kept{outcome.values_lo, outcome.values_hi, {}};
+  const std::size_t n = outcome.values.size() / sizeof(V);
+  kept.values.resize(n * sizeof(O));
+  for (std::size_t i = 0; i < n; ++i) {
+    V v;
+    std::memcpy(&v, outcome.values.data() + i * sizeof(V), sizeof(V));
+    const O o = K::output_value(v);
+    std::memcpy(kept.values.data() + i * sizeof(O), &o, sizeof(O));
+  }
+  return kept;
 }
 
 /// The kernel run as one tile over the whole space, in order, on this thread (`sweeps` times over
@@ -189,7 +231,8 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   std::optional<NpyWriter> output;
   const auto open_output = [&]() -> Status {
     if constexpr (exec::ResidentKernel<K>) {
-      auto w = NpyWriter::create(options.output, npy_dtype<typename K::value_type>(), size);
+      using Out = typename detail::OutputOf<K>::type;
+      auto w = NpyWriter::create(options.output, npy_dtype<Out>(), size);
       if (!w) return Unexpected{Error::about("output", w.error().code, w.error().message)};
       output.emplace(std::move(*w));
       return {};
@@ -245,8 +288,13 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
     if (!outcome) return Unexpected{outcome.error()};
     if constexpr (exec::ResidentKernel<K>) {
       if (!options.output.empty()) {
-        TP_TRY((detail::write_array<typename K::value_type, K::dims>(
-            world, *outcome, output ? &*output : nullptr, size)));
+        if constexpr (detail::ProjectsOutput<K>) {
+          TP_TRY((detail::write_array<typename K::output_type, K::dims>(
+              world, detail::project_values<K>(*outcome), output ? &*output : nullptr, size)));
+        } else {
+          TP_TRY((detail::write_array<typename K::value_type, K::dims>(
+              world, *outcome, output ? &*output : nullptr, size)));
+        }
         if (mpi && world.rank() == 0) TP_TRY(output->commit());
       }
     }

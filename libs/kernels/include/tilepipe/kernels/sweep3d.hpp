@@ -1,0 +1,153 @@
+// sweep3d: discrete-ordinates transport sweeps from the 8 corners of a grid of cells (issue 13,
+// exactly), run as a resident kernel: one sweep of the executor per octant over the reflected
+// grid, the octant sums and the source iterations carried between sweeps by after_sweep.
+#pragma once
+
+#include <tilepipe/exec/kernel.hpp>
+#include <tilepipe/exec/kernel_params.hpp>
+#include <tilepipe/exec/slab.hpp>
+#include <tilepipe/kernels/wave.hpp>
+#include <tilepipe/support/expected.hpp>
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace tp::comm {
+class World;
+}
+
+namespace tp::kernels {
+
+/// The parameters of sweep3d as `--param name=value` gives them.
+inline constexpr std::array<exec::ParamSpec, 5> sweep3d_params{{
+    {"sigma_t", exec::ParamType::real, "1.0", "total cross-section S (> 0)"},
+    {"source", exec::ParamType::real, "1.0", "uniform source Q (>= 0)"},
+    {"angles", exec::ParamType::integer, "1", "directions per octant: 1 (S2) or 3 (S4)"},
+    {"iterations", exec::ParamType::integer, "1", "source iterations T (>= 1)"},
+    {"c", exec::ParamType::real, "0.0",
+     "scattering ratio C (>= 0): src = Q + C * phi of the previous iteration"},
+}};
+
+/// sweep3d's parameters (defaults as declared in sweep3d_params).
+struct Sweep3dParams {
+  double sigma_t = 1.0;
+  double source = 1.0;
+  std::int64_t angles = 1;
+  std::int64_t iterations = 1;
+  double c = 0.0;
+};
+
+/// The parameters from checked `--param` values (declared by sweep3d_params).
+Sweep3dParams sweep3d_params_of(const exec::ParamValues& values);
+
+/// The most source iterations: the executor runs 8 T + 1 sweeps, counted in an int.
+inline constexpr std::int64_t sweep3d_max_iterations = 268435455;
+
+/// An octant's directions: `count` of them, direction m's cosines (mu_x, mu_y, mu_z) = mu[m]
+/// along (i, j, k), each weighted `weight`.
+struct Sweep3dQuadrature {
+  int count = 0;
+  std::array<std::array<double, 3>, 3> mu{};
+  double weight = 0;
+};
+
+/// S2 (angles 1): 1.0 / sqrt(3.0), weight 1/8; S4 (angles 3): (mu1, mu1, mu2), (mu1, mu2, mu1),
+/// (mu2, mu1, mu1), weight 1/24 (precondition: angles is 1 or 3).
+Sweep3dQuadrature sweep3d_quadrature(std::int64_t angles);
+
+/// The element of the executor's array: the cell's outgoing angular fluxes per direction m of
+/// the octant being swept, flux[3 m + d] along d = x, y, z, and `value`: p_o of the octant being
+/// swept, and phi of the last iteration after the final sweep.
+struct Sweep3dCell {
+  std::array<double, 9> flux;
+  double value;
+};
+
+/// The checksum term of cell (i, j, k): splitmix64(lin * golden_gamma + bits(phi)), lin the
+/// row-major index i * J * K + j * K + k.
+inline std::uint64_t sweep3d_point_hash(std::uint64_t lin, double phi) noexcept {
+  return splitmix64(lin * golden_gamma + std::bit_cast<std::uint64_t>(phi));
+}
+
+/// The executor's space is the grid, I x J x K points (1-based: point x is cell x - 1 in octant
+/// 0); sweep s < 8 T is octant s mod 8 of source iteration s / 8 (0-based), whose point x is the
+/// cell reflected along every dimension whose octant bit is set, so that every octant's
+/// dependences are e_1, e_2, e_3. A cell's home is the rank that computes it in octant 0; after
+/// each octant, after_sweep sends every p_o to its cell's home, which adds it in octant order,
+/// and from the second iteration on brings every rank the sources of the cells it sweeps next;
+/// the final sweep 8 T writes phi into `value` where each cell is at home. The
+/// result is the checksum of phi. A Sweep3d object runs once (its state follows the sweeps of
+/// one run: make another for another run); run it with RunOptions::sweeps = sweeps().
+class Sweep3d {
+ public:
+  static constexpr int dims = 3;
+  static constexpr exec::Storage storage = exec::Storage::resident;
+  using value_type = Sweep3dCell;
+  using result_type = std::uint64_t;
+  /// The output file holds phi (float64), not the whole cell.
+  using output_type = double;
+  static constexpr std::array<exec::Dependence<3>, 3> deps{{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
+
+  /// Checks extents >= 1, angles 1 or 3, 1 <= iterations <= sweep3d_max_iterations, sigma_t > 0,
+  /// source >= 0, c >= 0 (all finite) and that the arrays' bytes fit in 64 bits.
+  static Expected<Sweep3d> make(const Point<3>& n, const Sweep3dParams& params);
+
+  /// Sums two checksums modulo 2^64.
+  static result_type combine(result_type a, result_type b) noexcept { return a + b; }
+  /// What the output file holds of a cell.
+  static double output_value(const Sweep3dCell& cell) noexcept { return cell.value; }
+
+  [[nodiscard]] const Point<3>& size() const noexcept { return n_; }
+  [[nodiscard]] const Sweep3dParams& params() const noexcept { return p_; }
+  /// The executor's sweeps: 8 per iteration and the final one.
+  [[nodiscard]] int sweeps() const noexcept { return static_cast<int>(8 * p_.iterations + 1); }
+  /// Bytes a run needs beyond the executor's slabs, over all its ranks: three doubles per cell
+  /// (the sums, the home sources, the sources swept) and the values in transit (one more).
+  [[nodiscard]] double state_bytes() const noexcept;
+
+  /// Vacuum: every flux 0.0.
+  [[nodiscard]] Sweep3dCell boundary_value(const Point<3>&) const noexcept { return {}; }
+  void compute_tile(const Box<3>& box, const exec::SlabView<Sweep3dCell, 3>& slab) const noexcept;
+  [[nodiscard]] result_type tile_result(
+      const Box<3>& box, const exec::SlabView<const Sweep3dCell, 3>& slab) const noexcept;
+  /// Between sweeps (every rank, one thread): the finished octant's p_o to the cells' homes, and
+  /// the sources of the next octant's cells from theirs.
+  Status after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab, const Box<3>& owned,
+                     comm::World& world) const;
+
+ private:
+  // A rank's part of the run, in executor coordinates (point x is cell x - 1 in octant 0: the
+  // rank's "home" cells are its own points). Vectors over `mine`, row-major.
+  struct State {
+    int sweep = 0;               ///< the sweep running (set between sweeps)
+    std::vector<Box<3>> boxes;   ///< every rank's points (learned after the first sweep)
+    Box<3> mine;                 ///< this rank's points
+    std::vector<double> sum;     ///< phi of the home cells so far (all of it after an iteration)
+    std::vector<double> home;    ///< the home cells' source of the next iteration
+    std::vector<double> source;  ///< per point, the source of its cell in the octant swept
+  };
+
+  Sweep3d(const Point<3>& n, const Sweep3dParams& p);
+  [[nodiscard]] Index cell_index(const Point<3>& x, int octant) const noexcept;
+  [[nodiscard]] Point<3> reflect(const Point<3>& x, int octant) const noexcept;
+  [[nodiscard]] Box<3> reflect(const Box<3>& b, int octant) const noexcept;
+
+  Point<3> n_;
+  Sweep3dParams p_;
+  Sweep3dQuadrature q_;
+  std::array<std::array<double, 3>, 3> two_mu_{};  ///< cx, cy, cz per direction
+  std::array<double, 3> den_{};                    ///< ((S + cx) + cy) + cz per direction
+  double first_source_ = 0;                        ///< Q + C * 0.0
+  std::shared_ptr<State> state_;
+};
+
+/// phi of the last iteration after the plain loop (issue 13's definition), I x J x K row-major.
+std::vector<double> sweep3d_reference(const Point<3>& n, const Sweep3dParams& params);
+/// The checksum of a whole phi array: every cell's term, summed mod 2^64.
+std::uint64_t sweep3d_checksum(std::span<const double> phi);
+
+}  // namespace tp::kernels

@@ -1,0 +1,357 @@
+// sweep3d: the tile function, the between-sweeps exchange and the plain loop (issue 13).
+#include <tilepipe/exec/box_exchange.hpp>
+#include <tilepipe/kernels/sweep3d.hpp>
+#include <tilepipe/support/assert.hpp>
+#include <tilepipe/support/checked_math.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tp::kernels {
+
+namespace {
+
+std::size_t sz(Index v) {
+  return static_cast<std::size_t>(v);
+}
+
+// The tag of the exchange between sweeps (no face is in flight then; array_output's tag is
+// max_tag, faces use small ones).
+constexpr int exchange_tag = comm::max_tag - 1;
+
+std::string real_text(double v) {
+  return fmt::format("{}", v);
+}
+
+}  // namespace
+
+static_assert(exec::ResidentKernel<Sweep3d>);
+
+Sweep3dParams sweep3d_params_of(const exec::ParamValues& values) {
+  Sweep3dParams p;
+  p.sigma_t = values.real("sigma_t");
+  p.source = values.real("source");
+  p.angles = values.integer("angles");
+  p.iterations = values.integer("iterations");
+  p.c = values.real("c");
+  return p;
+}
+
+Sweep3dQuadrature sweep3d_quadrature(std::int64_t angles) {
+  TP_EXPECTS(angles == 1 || angles == 3);
+  Sweep3dQuadrature q;
+  if (angles == 1) {
+    const double mu = 1.0 / std::sqrt(3.0);
+    q.count = 1;
+    q.mu[0] = {mu, mu, mu};
+    q.weight = 1.0 / 8.0;
+  } else {
+    const double mu1 = 0.3500212;
+    const double mu2 = 0.8688903;
+    q.count = 3;
+    q.mu[0] = {mu1, mu1, mu2};
+    q.mu[1] = {mu1, mu2, mu1};
+    q.mu[2] = {mu2, mu1, mu1};
+    q.weight = 1.0 / 24.0;
+  }
+  return q;
+}
+
+Expected<Sweep3d> Sweep3d::make(const Point<3>& n, const Sweep3dParams& p) {
+  Index cells = 1;
+  Index slab = 1;
+  for (int d = 0; d < 3; ++d) {
+    if (n[d] < 1) {
+      return fail(Errc::invalid_argument, "size " + std::to_string(n[d]) + " in dimension " +
+                                              std::to_string(d + 1) + ": must be >= 1");
+    }
+    const auto c = checked_mul(cells, n[d]);
+    const auto side = checked_add(n[d], 1);
+    const auto s = side ? checked_mul(slab, *side) : std::nullopt;
+    if (!c || !s) return fail(Errc::out_of_range, "the grid does not fit in 64-bit offsets");
+    cells = *c;
+    slab = *s;
+  }
+  // The executor's slab, the kept output and the ranks' three doubles per cell (sums, sources).
+  const auto slab_bytes = checked_mul(slab, Index{sizeof(Sweep3dCell)});
+  const auto out_bytes = slab_bytes ? checked_add(*slab_bytes, *slab_bytes) : std::nullopt;
+  const auto grid_bytes = checked_mul(cells, Index{3 * sizeof(double)});
+  if (!out_bytes || !grid_bytes || !checked_add(*out_bytes, *grid_bytes)) {
+    return fail(Errc::out_of_range, "the grid's arrays do not fit in 64-bit byte offsets");
+  }
+  if (p.angles != 1 && p.angles != 3) {
+    return fail(Errc::invalid_argument,
+                "angles " + std::to_string(p.angles) + ": must be 1 (S2) or 3 (S4)");
+  }
+  if (p.iterations < 1 || p.iterations > sweep3d_max_iterations) {
+    return fail(Errc::invalid_argument, "iterations " + std::to_string(p.iterations) +
+                                            ": must be between 1 and " +
+                                            std::to_string(sweep3d_max_iterations));
+  }
+  if (!(std::isfinite(p.sigma_t) && p.sigma_t > 0.0)) {
+    return fail(Errc::invalid_argument,
+                "sigma_t " + real_text(p.sigma_t) + ": must be a finite number > 0");
+  }
+  if (!(std::isfinite(p.source) && p.source >= 0.0)) {
+    return fail(Errc::invalid_argument,
+                "source " + real_text(p.source) + ": must be a finite number >= 0");
+  }
+  if (!(std::isfinite(p.c) && p.c >= 0.0)) {
+    return fail(Errc::invalid_argument, "c " + real_text(p.c) + ": must be a finite number >= 0");
+  }
+  return Sweep3d(n, p);
+}
+
+Sweep3d::Sweep3d(const Point<3>& n, const Sweep3dParams& p)
+    : n_(n), p_(p), q_(sweep3d_quadrature(p.angles)), state_(std::make_shared<State>()) {
+  for (int m = 0; m < q_.count; ++m) {
+    for (int d = 0; d < 3; ++d) two_mu_[m][d] = 2.0 * q_.mu[m][d];
+    den_[m] = ((p.sigma_t + two_mu_[m][0]) + two_mu_[m][1]) + two_mu_[m][2];
+  }
+  first_source_ = p.source + p.c * 0.0;
+}
+
+double Sweep3d::state_bytes() const noexcept {
+  const double cells =
+      static_cast<double>(n_[0]) * static_cast<double>(n_[1]) * static_cast<double>(n_[2]);
+  return cells * sizeof(double) * 4;
+}
+
+Index Sweep3d::cell_index(const Point<3>& x, int octant) const noexcept {
+  Index lin = 0;
+  for (int d = 0; d < 3; ++d) {
+    const Index c = ((octant >> d) & 1) != 0 ? n_[d] - x[d] : x[d] - 1;
+    lin = lin * n_[d] + c;
+  }
+  return lin;
+}
+
+Point<3> Sweep3d::reflect(const Point<3>& x, int octant) const noexcept {
+  Point<3> y = x;
+  for (int d = 0; d < 3; ++d) {
+    if (((octant >> d) & 1) != 0) y[d] = n_[d] + 1 - x[d];
+  }
+  return y;
+}
+
+Box<3> Sweep3d::reflect(const Box<3>& b, int octant) const noexcept {
+  Box<3> r = b;
+  for (int d = 0; d < 3; ++d) {
+    if (((octant >> d) & 1) != 0) {
+      r.lo[d] = n_[d] + 2 - b.hi[d];
+      r.hi[d] = n_[d] + 2 - b.lo[d];
+    }
+  }
+  return r;
+}
+
+namespace {
+
+Box<3> intersect(const Box<3>& a, const Box<3>& b) {
+  Box<3> r;
+  for (int d = 0; d < 3; ++d) {
+    r.lo[d] = std::max(a.lo[d], b.lo[d]);
+    r.hi[d] = std::max(r.lo[d], std::min(a.hi[d], b.hi[d]));
+  }
+  return r;
+}
+
+// The row-major offset of x in b.
+Index offset_in(const Box<3>& b, const Point<3>& x) {
+  return ((x[0] - b.lo[0]) * b.extent(1) + (x[1] - b.lo[1])) * b.extent(2) + (x[2] - b.lo[2]);
+}
+
+// Calls f(x) for every point of b in row-major order.
+template <class F>
+void for_each_point(const Box<3>& b, F&& f) {
+  exec::for_each_row(b, [&](const Point<3>& first) {
+    Point<3> x = first;
+    for (Index k = 0; k < b.extent(2); ++k, ++x[2]) f(x);
+  });
+}
+
+}  // namespace
+
+void Sweep3d::compute_tile(const Box<3>& box,
+                           const exec::SlabView<Sweep3dCell, 3>& slab) const noexcept {
+  if (box.empty()) return;
+  const State& st = *state_;
+  const Index len = box.extent(2);
+  const Index si = slab.stride(0);
+  const Index sj = slab.stride(1);
+  if (st.sweep == 8 * p_.iterations) {  // the final sweep: phi into every cell, at home
+    exec::for_each_row(box, [&](const Point<3>& first) {
+      Sweep3dCell* row = slab.at(first);
+      const double* phi = st.sum.data() + offset_in(st.mine, first);
+      for (Index k = 0; k < len; ++k) row[k].value = phi[k];
+    });
+    return;
+  }
+  const bool first_iteration = st.sweep < 8;
+  const int count = q_.count;
+  const double w = q_.weight;
+  exec::for_each_row(box, [&](const Point<3>& first) {
+    Sweep3dCell* row = slab.at(first);
+    const Sweep3dCell* up_i = row - si;
+    const Sweep3dCell* up_j = row - sj;
+    const double* source = first_iteration ? nullptr : st.source.data() + offset_in(st.mine, first);
+    for (Index k = 0; k < len; ++k) {
+      const double src = first_iteration ? first_source_ : source[k];
+      const Sweep3dCell& left = row[k - 1];
+      Sweep3dCell& out = row[k];
+      double p = 0.0;
+      for (int m = 0; m < count; ++m) {
+        const double in_x = up_i[k].flux[sz(3 * m)];
+        const double in_y = up_j[k].flux[sz(3 * m + 1)];
+        const double in_z = left.flux[sz(3 * m + 2)];
+        const auto& c = two_mu_[sz(m)];
+        const double psi = (((src + c[0] * in_x) + c[1] * in_y) + c[2] * in_z) / den_[sz(m)];
+        out.flux[sz(3 * m)] = 2.0 * psi - in_x;
+        out.flux[sz(3 * m + 1)] = 2.0 * psi - in_y;
+        out.flux[sz(3 * m + 2)] = 2.0 * psi - in_z;
+        p = p + w * psi;
+      }
+      out.value = p;
+    }
+  });
+}
+
+Sweep3d::result_type Sweep3d::tile_result(
+    const Box<3>& box, const exec::SlabView<const Sweep3dCell, 3>& slab) const noexcept {
+  std::uint64_t sum = 0;
+  const Index len = box.extent(2);
+  exec::for_each_row(box, [&](const Point<3>& first) {
+    const Sweep3dCell* row = slab.at(first);
+    const auto lin = static_cast<std::uint64_t>(cell_index(first, 0));
+    for (Index k = 0; k < len; ++k) {
+      sum += sweep3d_point_hash(lin + static_cast<std::uint64_t>(k), row[k].value);
+    }
+  });
+  return sum;
+}
+
+Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab,
+                            const Box<3>& owned, comm::World& world) const {
+  State& st = *state_;
+  const int finished = done - 1;
+  st.sweep = done;
+  if (finished >= 8 * p_.iterations) return {};
+  if (st.boxes.empty()) {
+    auto boxes = exec::all_boxes<3>(world, owned, exchange_tag);
+    if (!boxes) return Unexpected{boxes.error()};
+    st.boxes = std::move(*boxes);
+    st.mine = owned;
+  }
+  const auto ranks = st.boxes.size();
+  const auto me = static_cast<std::size_t>(world.rank());
+  const Box<3>& mine = st.mine;
+  const int octant = finished % 8;
+  if (octant == 0) st.sum.assign(sz(mine.volume()), 0.0);
+  // p_o of this rank's points to their cells' homes: to home h the points of mine whose cells lie
+  // in B_h (mine ∩ R_o(B_h)), row-major; each home adds what it gets at its cells (one value per
+  // cell and octant, the octants in order).
+  std::vector<std::vector<double>> to(ranks), from(ranks);
+  for (std::size_t h = 0; h < ranks; ++h) {
+    const Box<3> part = intersect(mine, reflect(st.boxes[h], octant));
+    to[h].reserve(sz(part.volume()));
+    for_each_point(part, [&](const Point<3>& x) { to[h].push_back(slab.at(x)->value); });
+    if (h != me) from[h].resize(sz(intersect(st.boxes[h], reflect(mine, octant)).volume()));
+  }
+  from[me] = std::move(to[me]);
+  TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
+  for (std::size_t r = 0; r < ranks; ++r) {
+    std::size_t i = 0;
+    for_each_point(intersect(st.boxes[r], reflect(mine, octant)), [&](const Point<3>& x) {
+      double& s = st.sum[sz(offset_in(mine, reflect(x, octant)))];
+      s = s + from[r][i++];
+    });
+  }
+  const int next = done;
+  if (next >= 8 * p_.iterations) return {};  // the final sweep writes the sums (phi)
+  if (octant == 7) {
+    st.home.resize(st.sum.size());
+    for (std::size_t c = 0; c < st.sum.size(); ++c) st.home[c] = p_.source + p_.c * st.sum[c];
+  }
+  if (next < 8) return {};  // the first iteration's source is Q + C * 0.0 everywhere
+  // The sources of the next octant's cells from their homes: to rank r the home cells of mine
+  // that r's points sweep (mine ∩ R_o'(B_r)), row-major; r puts each at its point.
+  const int o = next % 8;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const Box<3> part = intersect(mine, reflect(st.boxes[r], o));
+    to[r].clear();
+    for_each_point(part,
+                   [&](const Point<3>& y) { to[r].push_back(st.home[sz(offset_in(mine, y))]); });
+    from[r].assign(r == me ? 0 : sz(intersect(st.boxes[r], reflect(mine, o)).volume()), 0.0);
+  }
+  from[me] = std::move(to[me]);
+  TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
+  st.source.resize(sz(mine.volume()));
+  for (std::size_t r = 0; r < ranks; ++r) {
+    std::size_t i = 0;
+    for_each_point(intersect(st.boxes[r], reflect(mine, o)), [&](const Point<3>& y) {
+      st.source[sz(offset_in(mine, reflect(y, o)))] = from[r][i++];
+    });
+  }
+  return {};
+}
+
+std::vector<double> sweep3d_reference(const Point<3>& n, const Sweep3dParams& params) {
+  TP_EXPECTS(n[0] >= 1 && n[1] >= 1 && n[2] >= 1 && params.iterations >= 1);
+  const Sweep3dQuadrature q = sweep3d_quadrature(params.angles);
+  const Index ni = n[0], nj = n[1], nk = n[2];
+  const auto cells = sz(ni * nj * nk);
+  const auto at = [&](Index i, Index j, Index k) { return sz((i * nj + j) * nk + k); };
+  std::vector<double> phi(cells, 0.0);
+  std::vector<double> src(cells);
+  std::vector<double> p(8 * cells);
+  std::vector<double> out(3 * cells);  // one direction's outgoing fluxes, x, y, z per cell
+  for (std::int64_t t = 1; t <= params.iterations; ++t) {
+    for (std::size_t c = 0; c < cells; ++c) src[c] = params.source + params.c * phi[c];
+    for (int o = 0; o < 8; ++o) {
+      double* po = p.data() + static_cast<std::size_t>(o) * cells;
+      std::fill(po, po + cells, 0.0);
+      const Index di = (o & 1) != 0 ? -1 : 1;
+      const Index dj = (o & 2) != 0 ? -1 : 1;
+      const Index dk = (o & 4) != 0 ? -1 : 1;
+      for (int m = 0; m < q.count; ++m) {
+        const double cx = 2.0 * q.mu[m][0];
+        const double cy = 2.0 * q.mu[m][1];
+        const double cz = 2.0 * q.mu[m][2];
+        const double den = ((params.sigma_t + cx) + cy) + cz;
+        for (Index ii = 0; ii < ni; ++ii) {
+          const Index i = di > 0 ? ii : ni - 1 - ii;
+          for (Index jj = 0; jj < nj; ++jj) {
+            const Index j = dj > 0 ? jj : nj - 1 - jj;
+            for (Index kk = 0; kk < nk; ++kk) {
+              const Index k = dk > 0 ? kk : nk - 1 - kk;
+              const double in_x = ii == 0 ? 0.0 : out[3 * at(i - di, j, k)];
+              const double in_y = jj == 0 ? 0.0 : out[3 * at(i, j - dj, k) + 1];
+              const double in_z = kk == 0 ? 0.0 : out[3 * at(i, j, k - dk) + 2];
+              const double psi = (((src[at(i, j, k)] + cx * in_x) + cy * in_y) + cz * in_z) / den;
+              out[3 * at(i, j, k)] = 2.0 * psi - in_x;
+              out[3 * at(i, j, k) + 1] = 2.0 * psi - in_y;
+              out[3 * at(i, j, k) + 2] = 2.0 * psi - in_z;
+              po[at(i, j, k)] = po[at(i, j, k)] + q.weight * psi;
+            }
+          }
+        }
+      }
+    }
+    for (std::size_t c = 0; c < cells; ++c) {
+      double s = 0.0;
+      for (std::size_t o = 0; o < 8; ++o) s = s + p[o * cells + c];
+      phi[c] = s;
+    }
+  }
+  return phi;
+}
+
+std::uint64_t sweep3d_checksum(std::span<const double> phi) {
+  std::uint64_t sum = 0;
+  for (std::size_t c = 0; c < phi.size(); ++c) sum += sweep3d_point_hash(c, phi[c]);
+  return sum;
+}
+
+}  // namespace tp::kernels

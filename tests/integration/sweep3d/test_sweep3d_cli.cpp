@@ -1,0 +1,161 @@
+// `tilepipe run --kernel sweep3d` and `tilepipe plan`: the checksum and the .npy of phi against
+// the plain loop, --verify, the KBA mapping, bad input (one line, exit 2).
+#include "run_process.hpp"
+
+#include <tilepipe/kernels/sweep3d.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <unistd.h>
+
+namespace {
+
+using tp::test::run_process;
+
+tp::test::ProcessResult tilepipe(std::vector<std::string> args) {
+  args.insert(args.begin(), TILEPIPE_EXE);
+  return run_process(args, 60);
+}
+
+TEST(Sweep3dCli, run_verifies_and_writes_phi_on_ranks_x_cpus) {
+  const auto npy = std::filesystem::temp_directory_path() /
+                   ("tp_sweep3d_cli_" + std::to_string(::getpid()) + ".npy");
+  for (const char* schedule : {"blocking", "overlap"}) {
+    auto r = tilepipe(
+        {"run",        "--kernel",     "sweep3d",  "--size", "6x4x9",    "--param",     "angles=3",
+         "--param",    "iterations=2", "--param",  "c=0.5",  "--param",  "sigma_t=0.8", "--tile",
+         "3x2x4",      "--nodes",      "2",        "--cpus", "2",        "--sync",      "block",
+         "--schedule", schedule,       "--verify", "--json", "--output", npy.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    tp::kernels::Sweep3dParams p;
+    p.angles = 3;
+    p.iterations = 2;
+    p.c = 0.5;
+    p.sigma_t = 0.8;
+    const auto phi = tp::kernels::sweep3d_reference({6, 4, 9}, p);
+    EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
+    EXPECT_EQ(j["verified"], true);
+    EXPECT_EQ(j["params"], "sigma_t=0.8, source=1.0, angles=3, iterations=2, c=0.5");
+    EXPECT_EQ(j["points"], 8 * 2 * 6 * 4 * 9);
+    std::ifstream in(npy, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_GT(bytes.size(), phi.size() * sizeof(double));
+    EXPECT_NE(bytes.find("'descr': '<f8', 'fortran_order': False, 'shape': (6, 4, 9)"),
+              std::string::npos);
+    EXPECT_EQ(std::memcmp(bytes.data() + bytes.size() - phi.size() * sizeof(double), phi.data(),
+                          phi.size() * sizeof(double)),
+              0);
+  }
+  std::filesystem::remove(npy);
+}
+
+// A 2 x 2 mesh: a rank's cells in one octant are other ranks' in others, in both mesh
+// dimensions (p_o travel to the cells' homes, sources from them).
+TEST(Sweep3dCli, run_on_a_2x2_mesh_equals_the_plain_loop) {
+  tp::kernels::Sweep3dParams p;
+  p.angles = 3;
+  p.iterations = 3;
+  p.c = 0.7;
+  p.source = 0.3;
+  const auto phi = tp::kernels::sweep3d_reference({9, 8, 13}, p);
+  for (const char* variant : {"--schedule=blocking", "--comm-thread"}) {
+    auto r = tilepipe(
+        {"run",      "--kernel",     "sweep3d", "--size", "9x8x13",  "--param",    "angles=3",
+         "--param",  "iterations=3", "--param", "c=0.7",  "--param", "source=0.3", "--tile",
+         "3",        "--nodes",      "4",       "--cpus", "1",       "--sync",     "block",
+         "--verify", variant,        "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["mesh"], nlohmann::json::parse("[2, 2]"));
+    EXPECT_EQ(j["verified"], true);
+    EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
+  }
+}
+
+// Extents of 1: a tile longer than the grid is clamped to the shortest legal side (2), not to 1.
+TEST(Sweep3dCli, run_on_extents_of_1_equals_the_plain_loop) {
+  for (const char* size : {"1x1x1", "1x6x1", "3x1x5"}) {
+    auto r = tilepipe({"run", "--kernel", "sweep3d", "--size", size, "--param", "angles=3",
+                       "--param", "iterations=2", "--param", "c=0.5", "--tile", "8x8x8", "--cpus",
+                       "1", "--verify", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << size << ": " << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["verified"], true) << size;
+    const auto n = j["size"].get<std::vector<tp::exec::Index>>();
+    tp::kernels::Sweep3dParams p;
+    p.angles = 3;
+    p.iterations = 2;
+    p.c = 0.5;
+    const auto phi = tp::kernels::sweep3d_reference({n[0], n[1], n[2]}, p);
+    EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
+    for (std::size_t d = 0; d < 3; ++d) {
+      EXPECT_EQ(j["tile"][d], std::max<tp::exec::Index>(n[d], 2)) << size;
+    }
+  }
+}
+
+// KBA: a 2-D mesh of ranks over i and j, pipelined along k with the tile height as block.
+TEST(Sweep3dCli, plan_is_the_kba_decomposition) {
+  auto r = tilepipe({"plan", "--kernel", "sweep3d", "--size", "16x16x64", "--param", "angles=3",
+                     "--nodes", "4", "--tile", "16", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["map_dim"], 3);
+  EXPECT_EQ(j["mesh"], nlohmann::json::parse("[2, 2]"));
+  EXPECT_EQ(j["tile"], nlohmann::json::parse("[8, 8, 16]"));
+}
+
+TEST(Sweep3dCli, bad_input_is_one_line_and_exit_2) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--size", "4x4x4", "--param", "angles=2"},
+       "tilepipe: error: angles 2: must be 1 (S2) or 3 (S4)"},
+      {{"--size", "4x4x4", "--param", "iterations=0"},
+       "tilepipe: error: iterations 0: must be between 1 and 268435455"},
+      {{"--size", "4x4x4", "--param", "iterations=-2"},
+       "tilepipe: error: iterations -2: must be between 1 and 268435455"},
+      {{"--size", "4x4x4", "--param", "sigma_t=0"},
+       "tilepipe: error: sigma_t 0: must be a finite number > 0"},
+      {{"--size", "4x4x4", "--param", "sigma_t=-1.5"},
+       "tilepipe: error: sigma_t -1.5: must be a finite number > 0"},
+      {{"--size", "4x4x4", "--param", "sigma_t=inf"},
+       "tilepipe: error: --param sigma_t=inf: the value must be a finite number"},
+      {{"--size", "4x4x4", "--param", "source=-1"},
+       "tilepipe: error: source -1: must be a finite number >= 0"},
+      {{"--size", "4x4x4", "--param", "source=nan"},
+       "tilepipe: error: --param source=nan: the value must be a finite number"},
+      {{"--size", "4x4x4", "--param", "c=-0.5"},
+       "tilepipe: error: c -0.5: must be a finite number >= 0"},
+      {{"--size", "4x0x4"}, "tilepipe: error: --size dimension 2: 0 must be >= 1"},
+      {{"--size", "4x4"},
+       "tilepipe: error: --kernel sweep3d is 3-dimensional but --size 4x4 has 2 dimensions"},
+      {{"--size", "10000000x10000000x10000000"},
+       "tilepipe: error: the grid does not fit in 64-bit offsets"},
+      {{"--size", "4x4x4", "--sweeps", "2"},
+       "tilepipe: error: --sweeps: sweep3d sets its own sweeps (8 per source iteration); use "
+       "--param iterations=T"},
+  };
+  for (auto [args, message] : cases) {
+    args.insert(args.begin(), {"run", "--kernel", "sweep3d"});
+    auto r = tilepipe(args);
+    EXPECT_EQ(r.exit_code, 2) << message;
+    EXPECT_EQ(r.err, message + "\n");
+    EXPECT_EQ(r.out, "");
+  }
+  // A grid whose arrays fit in 64-bit offsets but not in this machine's memory: refused before
+  // anything is allocated.
+  auto r = tilepipe({"run", "--kernel", "sweep3d", "--size", "100000x100000x100000"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("tilepipe: error: the run needs about ", 0), 0U) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+}  // namespace

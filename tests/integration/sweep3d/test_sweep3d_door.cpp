@@ -1,0 +1,190 @@
+// sweep3d through the runtime's door on forked ranks x threads (both schedules and groupings, S2
+// and S4, 1-3 source iterations, tiles that do not divide the grid, extents of 1): the checksum
+// and the .npy of phi equal the plain loop's bit for bit.
+#include <tilepipe/kernels/sweep3d.hpp>
+#include <tilepipe/run.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+
+#include <unistd.h>
+
+namespace {
+
+using tp::exec::Index;
+using tp::kernels::Sweep3dParams;
+using tp::runtime::RunOptions;
+
+// The float64 values of an .npy file (version 1 header).
+std::vector<double> read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GE(bytes.size(), 10U);
+  if (bytes.size() < 10) return {};
+  const std::size_t header = static_cast<unsigned char>(bytes[8]) +
+                             256 * static_cast<std::size_t>(static_cast<unsigned char>(bytes[9]));
+  EXPECT_NE(bytes.find("'descr': '<f8'"), std::string::npos);
+  std::vector<double> v((bytes.size() - 10 - header) / sizeof(double));
+  std::memcpy(v.data(), bytes.data() + 10 + header, v.size() * sizeof(double));
+  return v;
+}
+
+bool plannable(const tp::plan::Index& size, const RunOptions& o) {
+  auto deps = tp::plan::DependenceMatrix::make(3, {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}});
+  return deps && tp::runtime::plan_run(size, *deps, o.nodes, o).has_value();
+}
+
+void check(const tp::exec::Point<3>& n, const Sweep3dParams& p, RunOptions o,
+           const std::string& what) {
+  auto k = tp::kernels::Sweep3d::make(n, p);
+  ASSERT_TRUE(k.has_value()) << what;
+  o.sweeps = k->sweeps();
+  auto r = tp::runtime::run(*k, {n[0], n[1], n[2]}, o);
+  ASSERT_TRUE(r.has_value()) << what << ": " << r.error().message;
+  ASSERT_TRUE(r->root);
+  const auto phi = tp::kernels::sweep3d_reference(n, p);
+  EXPECT_EQ(r->result, tp::kernels::sweep3d_checksum(phi)) << what;
+  EXPECT_EQ(r->planned.plan.nodes(), o.nodes) << what;
+  if (!o.output.empty()) {
+    const auto written = read_npy(o.output);
+    ASSERT_EQ(written.size(), phi.size()) << what;
+    EXPECT_EQ(std::memcmp(written.data(), phi.data(), phi.size() * sizeof(double)), 0) << what;
+  }
+}
+
+// Random grids (extents of 1 included), tiles of 2-4 that rarely divide them, S2/S4, 1-3
+// iterations with c = 0 or 0.5, 1-3 ranks x 1-2 CPUs, both schedules and groupings, copied or
+// direct faces; the seed is printed with each case. Even trials give the tile's extents (a mesh
+// needs one row of tiles per CPU across the mapping dimension k: the rows over i and j are drawn
+// to match), odd ones a tile height along a random mapping dimension (the planner's tiles).
+TEST(Sweep3dDoor, on_ranks_x_threads_equals_the_plain_loop) {
+  const unsigned seed = 2026;
+  std::mt19937 rng(seed);
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tp_sweep3d_door_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  int ones = 0, given_tiles = 0, ragged = 0;
+  const auto draw = [&](Index lo, Index hi) {
+    return std::uniform_int_distribution<Index>(lo, hi)(rng);
+  };
+  for (int trial = 0; trial < 14; ++trial) {
+    Sweep3dParams p;
+    p.angles = trial % 4 < 2 ? 1 : 3;
+    p.iterations = 1 + trial % 3;
+    p.c = (trial / 3) % 2 ? 0.5 : 0.0;
+    p.sigma_t = std::uniform_real_distribution<double>(0.1, 3.0)(rng);
+    p.source = std::uniform_real_distribution<double>(0.0, 2.0)(rng);
+    RunOptions o;
+    o.nodes = 1 + trial % 3;
+    o.cpus = 1 + (trial / 3) % 2;
+    o.schedule =
+        (trial / 2) % 2 ? tp::plan::ScheduleKind::blocking : tp::plan::ScheduleKind::overlap;
+    o.grouping =
+        (trial / 4) % 2 ? tp::plan::GroupingKind::vertical : tp::plan::GroupingKind::hyperplane;
+    o.faces = trial % 3 == 1 ? tp::exec::FaceMode::copy : tp::exec::FaceMode::automatic;
+    o.comm.sync = tp::comm::SyncMode::block;
+    tp::exec::Point<3> n{};
+    if (trial % 2 == 0) {
+      // rows = a x b tiles over (i, j), a * b = ranks x CPUs; an extent with one row of tiles
+      // may be 1 (its tile of 2 is longer than the grid).
+      const Index rows = o.nodes * o.cpus;
+      const Index a = rows % 2 == 0 && draw(0, 1) == 1 ? 2 : 1;
+      const std::array<Index, 2> split{a, rows / a};
+      tp::plan::Index tile(3);
+      for (std::size_t d = 0; d < 2; ++d) {
+        const Index r = split[d];
+        n[d] = r == 1 ? draw(1, 4) : draw(2 * r, 2 * r + 3);
+        tile[d] = r == 1 ? std::max<Index>(2, n[d]) : (n[d] + r - 1) / r;
+      }
+      n[2] = draw(1, 9);
+      tile[2] = draw(2, 4);
+      o.tile_extents = tile;
+      o.map_dim = 3;
+    } else {
+      for (auto& e : n) e = draw(1, 7);
+      o.tile_height = draw(2, 4);
+      o.map_dim = static_cast<int>(draw(1, 3));
+      // A grid too small for this mesh grows (an extent of 1 stays where it can).
+      for (int grow = 0; grow < 8 && !plannable({n[0], n[1], n[2]}, o); ++grow) {
+        n[static_cast<std::size_t>(grow % 3)] += 2;
+      }
+    }
+    if (trial % 4 == 3) o.output = (dir / ("phi" + std::to_string(trial) + ".npy")).string();
+    const std::string what = "seed " + std::to_string(seed) + " trial " + std::to_string(trial) +
+                             ": " + std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" +
+                             std::to_string(n[2]) + " angles " + std::to_string(p.angles) +
+                             " T=" + std::to_string(p.iterations) + " on " +
+                             std::to_string(o.nodes) + "x" + std::to_string(o.cpus);
+    ones += (n[0] == 1 || n[1] == 1 || n[2] == 1) ? 1 : 0;
+    if (o.tile_extents) {
+      ++given_tiles;
+      for (std::size_t d = 0; d < 3; ++d) ragged += n[d] % (*o.tile_extents)[d] != 0 ? 1 : 0;
+    }
+    check(n, p, o, what);
+  }
+  std::filesystem::remove_all(dir);
+  // What the cases must have covered.
+  EXPECT_GE(ones, 2);
+  EXPECT_EQ(given_tiles, 7);
+  EXPECT_GE(ragged, 4);
+}
+
+// One cell, S2: phi computed by hand from the formula (vacuum inflow: psi = src / (((S + c) + c)
+// + c), c = 2 / sqrt(3); p = 0.0 + psi / 8 per octant; phi = the eight p summed from 0.0; the
+// next source Q + C * phi), through the door on one rank with a tile larger than the grid.
+TEST(Sweep3dDoor, one_cell_s2_is_the_hand_computed_value) {
+  const double mu = 1.0 / std::sqrt(3.0);
+  const double c = 2.0 * mu;
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tp_sweep3d_cell_" + std::to_string(::getpid()) + ".npy");
+  Sweep3dParams p;
+  p.sigma_t = 0.75;
+  p.source = 3.0;
+  p.iterations = 2;
+  p.c = 0.5;
+  double phi = 0.0;
+  for (int t = 0; t < 2; ++t) {
+    const double src = 3.0 + 0.5 * phi;
+    const double psi = (((src + c * 0.0) + c * 0.0) + c * 0.0) / (((0.75 + c) + c) + c);
+    phi = 0.0;
+    for (int o = 0; o < 8; ++o) phi = phi + (0.0 + 0.125 * psi);
+  }
+  auto k = tp::kernels::Sweep3d::make({1, 1, 1}, p);
+  ASSERT_TRUE(k.has_value());
+  RunOptions o;
+  o.nodes = 1;
+  o.cpus = 1;
+  o.tile_extents = tp::plan::Index{2, 2, 2};
+  o.sweeps = k->sweeps();
+  o.output = path.string();
+  auto r = tp::runtime::run(*k, {1, 1, 1}, o);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->result, tp::kernels::sweep3d_point_hash(0, phi));
+  const auto written = read_npy(path.string());
+  ASSERT_EQ(written.size(), 1U);
+  EXPECT_EQ(written[0], phi);
+  std::filesystem::remove(path);
+}
+
+// The door's own verification would run the kernel without its after_sweep hook: refused.
+TEST(Sweep3dDoor, the_doors_verification_is_refused) {
+  auto k = tp::kernels::Sweep3d::make({3, 3, 3}, {});
+  ASSERT_TRUE(k.has_value());
+  RunOptions o;
+  o.nodes = 1;
+  o.tile_extents = tp::plan::Index{2, 2, 2};
+  o.sweeps = k->sweeps();
+  o.verify = true;
+  auto r = tp::runtime::run(*k, {3, 3, 3}, o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("after_sweep"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
