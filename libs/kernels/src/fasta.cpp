@@ -28,7 +28,7 @@ Expected<std::vector<FastaRecord>> parse_fasta(std::string_view text, std::strin
       if (!out.empty() && out.back().residues.empty()) return empty_record();
       std::string_view name = trim(line.substr(1));
       name = name.substr(0, name.find_first_of(" \t"));
-      out.push_back(FastaRecord{std::string(name), {}, ln + 1});
+      out.push_back(FastaRecord{std::string(name), {}, {}, ln + 1});
       continue;
     }
     if (out.empty()) {
@@ -44,6 +44,7 @@ Expected<std::vector<FastaRecord>> parse_fasta(std::string_view text, std::strin
                     fmt::format("{} line {}: unreadable character 0x{:02x}", source, ln + 1, u));
       }
       out.back().residues += static_cast<char>(std::toupper(u));
+      out.back().letters += c;
     }
   }
   if (out.empty()) {

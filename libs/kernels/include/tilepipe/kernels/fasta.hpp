@@ -13,6 +13,7 @@ namespace tp::kernels {
 struct FastaRecord {
   std::string name;      ///< the header's first word (without '>')
   std::string residues;  ///< the sequence, upper case, whitespace removed
+  std::string letters;   ///< the sequence as written (case kept), whitespace removed
   std::size_t line = 0;  ///< the header's line number (1-based)
 };
 

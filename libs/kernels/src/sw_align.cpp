@@ -1,0 +1,319 @@
+// The traceback: reverse score pass for the start, Myers-Miller (1988) for the path, O(n + m).
+#include <tilepipe/exec/local_runner.hpp>
+#include <tilepipe/exec/rect_tiling.hpp>
+#include <tilepipe/kernels/sw_align.hpp>
+#include <tilepipe/support/assert.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+namespace tp::kernels {
+
+std::int64_t gap_run_cost(GapCosts gaps, std::int64_t length) noexcept {
+  if (length <= 0) return 0;
+  return gaps.open + (length - 1) * std::min(gaps.open, gaps.extend);
+}
+
+std::string cigar(const SwAlignment& a) {
+  std::string out;
+  for (const SwOp& op : a.ops) out += fmt::format("{}{}", op.length, op.op);
+  return out;
+}
+
+std::int64_t alignment_score(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
+                             std::span<const std::uint8_t> target, GapCosts gaps,
+                             const SwAlignment& a) {
+  std::int64_t score = 0;
+  auto i = static_cast<std::size_t>(a.query_start > 0 ? a.query_start - 1 : 0);
+  auto j = static_cast<std::size_t>(a.target_start > 0 ? a.target_start - 1 : 0);
+  for (const SwOp& op : a.ops) {
+    const auto n = static_cast<std::size_t>(op.length);
+    if (op.op == 'M') {
+      TP_EXPECTS(i + n <= query.size() && j + n <= target.size());
+      for (std::size_t k = 0; k < n; ++k) score += matrix.score(query[i + k], target[j + k]);
+      i += n;
+      j += n;
+    } else {
+      TP_EXPECTS(op.op == 'I' || op.op == 'D');
+      score -= gap_run_cost(gaps, op.length);
+      (op.op == 'I' ? i : j) += n;
+    }
+  }
+  return score;
+}
+
+bool is_similar(const ScoreMatrix& matrix, std::uint8_t a, std::uint8_t b) noexcept {
+  return matrix.score(a, b) > 0 && (matrix.score(a, a) > 0 || matrix.score(b, b) > 0);
+}
+
+SwAlignmentStats alignment_stats(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
+                                 std::span<const std::uint8_t> target, const SwAlignment& a) {
+  SwAlignmentStats s;
+  auto i = static_cast<std::size_t>(a.query_start > 0 ? a.query_start - 1 : 0);
+  auto j = static_cast<std::size_t>(a.target_start > 0 ? a.target_start - 1 : 0);
+  for (const SwOp& op : a.ops) {
+    const auto n = static_cast<std::size_t>(op.length);
+    s.length += op.length;
+    if (op.op == 'M') {
+      TP_EXPECTS(i + n <= query.size() && j + n <= target.size());
+      for (std::size_t k = 0; k < n; ++k) {
+        const bool same = query[i + k] == target[j + k];
+        s.identity += same ? 1 : 0;
+        s.mismatches += same ? 0 : 1;
+        s.similarity += is_similar(matrix, query[i + k], target[j + k]) ? 1 : 0;
+      }
+      i += n;
+      j += n;
+    } else {
+      s.gaps += op.length;
+      s.gap_opens += 1;
+      (op.op == 'I' ? i : j) += n;
+    }
+  }
+  return s;
+}
+
+namespace {
+
+using Cost = std::int64_t;
+
+// Myers and Miller's diff() in their notation, minimizing cost: w(a, b) = -score, a gap of k
+// columns costs g + k * h (g = open - extend', h = extend' with extend' = min(open, extend), so
+// g >= 0). A = query (rows; deleting a_i is SAM's 'I'), B = target (columns; inserting b_j is 'D').
+// tb, te: the opening cost of a vertical gap touching the box's top-left / bottom-right corner
+// (g, or 0 where it continues a gap pinned by the caller).
+class MyersMiller {
+ public:
+  MyersMiller(const ScoreMatrix& matrix, std::span<const std::uint8_t> a,
+              std::span<const std::uint8_t> b, GapCosts gaps, int threads, std::vector<SwOp>& ops)
+      : scores_(matrix.scores().data()),
+        alphabet_(static_cast<std::size_t>(matrix.size())),
+        a_(a.data()),
+        b_(b.data()),
+        h_(std::min(gaps.open, gaps.extend)),
+        g_(gaps.open - h_),
+        threads_(threads),
+        cc_(b.size() + 1),
+        dd_(b.size() + 1),
+        rr_(b.size() + 1),
+        ss_(b.size() + 1),
+        ops_(ops) {}
+
+  void diff(std::int64_t i0, std::int64_t m, std::int64_t j0, std::int64_t n, Cost tb, Cost te) {
+    if (n == 0) return put('I', m);
+    if (m == 0) return put('D', n);
+    if (m == 1) return one_row(i0, j0, n, tb, te);
+    const std::int64_t mid = m / 2;
+    // The two half passes read the sequences and write disjoint arrays: on two threads for big
+    // boxes (a thread start costs microseconds; a box of 2^20 cells about a millisecond).
+    if (threads_ > 1 && mid * n >= (std::int64_t{1} << 20)) {
+      std::thread other([&] { backward(i0, m, mid, j0, n, te); });
+      forward(i0, mid, j0, n, tb);
+      other.join();
+    } else {
+      forward(i0, mid, j0, n, tb);
+      backward(i0, m, mid, j0, n, te);
+    }
+    // The crossing of row mid: smallest column, type 1 (at a cell) before type 2 (inside a
+    // vertical gap through rows mid and mid + 1).
+    Cost best = cc_[0] + rr_[0];
+    std::int64_t best_j = 0;
+    bool in_gap = false;
+    for (std::int64_t j = 0; j <= n; ++j) {
+      const auto u = static_cast<std::size_t>(j);
+      if (const Cost c = cc_[u] + rr_[u]; c < best) {
+        best = c;
+        best_j = j;
+        in_gap = false;
+      }
+      if (const Cost c = dd_[u] + ss_[u] - g_; c < best) {
+        best = c;
+        best_j = j;
+        in_gap = true;
+      }
+    }
+    if (!in_gap) {
+      diff(i0, mid, j0, best_j, tb, g_);
+      diff(i0 + mid, m - mid, j0 + best_j, n - best_j, g_, te);
+    } else {
+      diff(i0, mid - 1, j0, best_j, tb, 0);
+      put('I', 2);
+      diff(i0 + mid + 1, m - mid - 1, j0 + best_j, n - best_j, 0, te);
+    }
+  }
+
+ private:
+  [[nodiscard]] Cost gap(std::int64_t k) const noexcept { return k <= 0 ? 0 : g_ + k * h_; }
+  [[nodiscard]] const std::int32_t* row_of(std::int64_t i) const noexcept {
+    return scores_ + a_[i] * alphabet_;
+  }
+
+  void put(char op, std::int64_t n) {
+    if (n <= 0) return;
+    if (!ops_.empty() && ops_.back().op == op) {
+      ops_.back().length += n;
+    } else {
+      ops_.push_back(SwOp{op, n});
+    }
+  }
+
+  // One query residue: against the leftmost best target residue, or deleted (the gap next to the
+  // corner whose opening is cheaper) only if strictly better.
+  void one_row(std::int64_t i0, std::int64_t j0, std::int64_t n, Cost tb, Cost te) {
+    const std::int32_t* srow = row_of(i0);
+    Cost best = 0;
+    std::int64_t best_j = 0;
+    for (std::int64_t j = 1; j <= n; ++j) {
+      const Cost c = gap(j - 1) - srow[b_[j0 + j - 1]] + gap(n - j);
+      if (best_j == 0 || c < best) {
+        best = c;
+        best_j = j;
+      }
+    }
+    if (std::min(tb, te) + h_ + gap(n) < best) {
+      if (tb <= te) {
+        put('I', 1);
+        put('D', n);
+      } else {
+        put('D', n);
+        put('I', 1);
+      }
+      return;
+    }
+    put('D', best_j - 1);
+    put('M', 1);
+    put('D', n - best_j);
+  }
+
+  // cc_[j], dd_[j]: the least cost of A[1..rows] against B[1..j], dd_ ending in a deletion.
+  void forward(std::int64_t i0, std::int64_t rows, std::int64_t j0, std::int64_t n, Cost tb) {
+    Cost* cc = cc_.data();
+    Cost* dd = dd_.data();
+    const std::uint8_t* b = b_ + j0;
+    cc[0] = 0;
+    Cost t = g_;
+    for (std::int64_t j = 1; j <= n; ++j) {
+      t += h_;
+      cc[j] = t;
+      dd[j] = t + g_;
+    }
+    t = tb;
+    for (std::int64_t i = 1; i <= rows; ++i) {
+      const std::int32_t* srow = row_of(i0 + i - 1);
+      Cost s = cc[0];
+      t += h_;
+      Cost c = t;
+      cc[0] = c;
+      Cost e = t + g_;
+      for (std::int64_t j = 1; j <= n; ++j) {
+        e = std::min(e, c + g_) + h_;
+        const Cost d = std::min(dd[j], cc[j] + g_) + h_;
+        c = std::min(std::min(d, e), s - srow[b[j - 1]]);
+        s = cc[j];
+        cc[j] = c;
+        dd[j] = d;
+      }
+    }
+    dd[0] = cc[0];
+  }
+
+  // rr_[j], ss_[j]: the least cost of A[mid+1..m] against B[j+1..n], ss_ starting with a deletion.
+  void backward(std::int64_t i0, std::int64_t m, std::int64_t mid, std::int64_t j0, std::int64_t n,
+                Cost te) {
+    Cost* rr = rr_.data();
+    Cost* ss = ss_.data();
+    const std::uint8_t* b = b_ + j0;
+    rr[n] = 0;
+    Cost t = g_;
+    for (std::int64_t j = n - 1; j >= 0; --j) {
+      t += h_;
+      rr[j] = t;
+      ss[j] = t + g_;
+    }
+    t = te;
+    for (std::int64_t i = m; i > mid; --i) {
+      const std::int32_t* srow = row_of(i0 + i - 1);
+      Cost s = rr[n];
+      t += h_;
+      Cost c = t;
+      rr[n] = c;
+      Cost e = t + g_;
+      for (std::int64_t j = n - 1; j >= 0; --j) {
+        e = std::min(e, c + g_) + h_;
+        const Cost d = std::min(ss[j], rr[j] + g_) + h_;
+        c = std::min(std::min(d, e), s - srow[b[j]]);
+        s = rr[j];
+        rr[j] = c;
+        ss[j] = d;
+      }
+    }
+    ss[n] = rr[n];
+  }
+
+  const std::int32_t* scores_;
+  std::size_t alphabet_;
+  const std::uint8_t* a_;
+  const std::uint8_t* b_;
+  Cost h_;
+  Cost g_;
+  int threads_;
+  std::vector<Cost> cc_, dd_, rr_, ss_;
+  std::vector<SwOp>& ops_;
+};
+
+}  // namespace
+
+std::vector<SwOp> sw_global_path(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
+                                 std::span<const std::uint8_t> target, GapCosts gaps, int threads) {
+  std::vector<SwOp> ops;
+  MyersMiller mm(matrix, query, target, gaps, threads, ops);
+  const Cost g = gaps.open - std::min(gaps.open, gaps.extend);
+  mm.diff(0, static_cast<std::int64_t>(query.size()), 0, static_cast<std::int64_t>(target.size()),
+          g, g);
+  return ops;
+}
+
+Expected<SwAlignment> sw_traceback(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
+                                   std::span<const std::uint8_t> target, GapCosts gaps,
+                                   const SwResult& end, const SwTracebackOptions& options) {
+  TP_EXPECTS(options.threads >= 1);
+  if (end.score <= 0) return SwAlignment{};
+  TP_EXPECTS(end.end_query >= 1 && end.end_query <= static_cast<std::int64_t>(query.size()));
+  TP_EXPECTS(end.end_target >= 1 && end.end_target <= static_cast<std::int64_t>(target.size()));
+  const auto ei = static_cast<std::size_t>(end.end_query);
+  const auto ej = static_cast<std::size_t>(end.end_target);
+  // The start: the local score pass over the reversed prefixes. Its maxima (end.score) are
+  // exactly the starts of the optimal alignments ending at `end` (docs/adr/0007); its first in
+  // row-major order is the largest start.
+  std::vector<std::uint8_t> rq(query.rend() - static_cast<std::ptrdiff_t>(ei), query.rend());
+  std::vector<std::uint8_t> rt(target.rend() - static_cast<std::ptrdiff_t>(ej), target.rend());
+  auto kernel = SwKernel::make(matrix, rq, rt, gaps, options.sw);
+  if (!kernel) return Unexpected{kernel.error()};
+  const auto threads = static_cast<std::int64_t>(options.threads);
+  const auto rows = (static_cast<std::int64_t>(ei) + threads - 1) / threads;
+  auto tiling = exec::RectTiling<2>::make(kernel->space(), {rows, threads == 1 ? 8192 : 2048});
+  if (!tiling) return Unexpected{tiling.error()};
+  auto reverse = exec::run_local(*kernel, *tiling, options.threads);
+  if (!reverse) return Unexpected{reverse.error()};
+  TP_ASSERT(reverse->score == end.score);
+  SwAlignment out;
+  out.score = end.score;
+  out.query_end = end.end_query;
+  out.target_end = end.end_target;
+  out.query_start = end.end_query - reverse->end_query + 1;
+  out.target_start = end.end_target - reverse->end_target + 1;
+  const auto qs = static_cast<std::size_t>(out.query_start - 1);
+  const auto ts = static_cast<std::size_t>(out.target_start - 1);
+  out.ops = sw_global_path(matrix, query.subspan(qs, ei - qs), target.subspan(ts, ej - ts), gaps,
+                           options.threads);
+  // The internal check: the columns score what the score pass found, and begin and end with M
+  // (a gap at either end would make a start or an end that the tie rules would have chosen).
+  TP_ASSERT(alignment_score(matrix, query, target, gaps, out) == end.score);
+  TP_ASSERT(!out.ops.empty() && out.ops.front().op == 'M' && out.ops.back().op == 'M');
+  return out;
+}
+
+}  // namespace tp::kernels
