@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -26,8 +28,8 @@ struct AlignOptions {
   std::string query_path;
   std::string target_path;
   std::string matrix = "blosum62";
-  int gap_open = 10;
-  int gap_extend = 1;
+  double gap_open = 10;
+  double gap_extend = 1;
   int cpus = 1;
   std::string tile;
   int nodes = 1;
@@ -70,20 +72,34 @@ Expected<AlignSequence> read_one(const std::string& path, const kernels::ScoreMa
 }
 
 struct Inputs {
-  kernels::ScoreMatrix matrix;
+  kernels::ScoreMatrix matrix;  ///< scaled by `scale`
   AlignSequence query;
   AlignSequence target;
   kernels::SwOptions sw;
+  int scale = 1;           ///< scores in units of 1 / scale (fractional gap penalties)
+  kernels::GapCosts gaps;  ///< scaled
 };
 
 Expected<kernels::SwKernel> make_kernel(const AlignOptions& o, const Inputs& in) {
-  return kernels::SwKernel::make(in.matrix, in.query.codes, in.target.codes,
-                                 {o.gap_open, o.gap_extend}, in.sw);
+  (void)o;
+  return kernels::SwKernel::make(in.matrix, in.query.codes, in.target.codes, in.gaps, in.sw);
 }
 
 Expected<Inputs> load_inputs(const AlignOptions& o) {
+  auto scale = kernels::gap_scale(o.gap_open, o.gap_extend);
+  if (!scale) return Unexpected{scale.error()};
   auto matrix = kernels::ScoreMatrix::by_name_or_file(o.matrix);
   if (!matrix) return Unexpected{matrix.error()};
+  if (*scale > 1) {
+    if (std::max(o.gap_open, o.gap_extend) * *scale > kernels::ScoreMatrix::max_entry) {
+      return fail(Errc::invalid_argument,
+                  fmt::format("gap penalties {} and {} are scored in steps of 1/{}: above {} "
+                              "there (use coarser fractions)",
+                              o.gap_open, o.gap_extend, *scale, kernels::ScoreMatrix::max_entry));
+    }
+    matrix = matrix->scaled(*scale);
+    if (!matrix) return Unexpected{matrix.error()};
+  }
   auto query = read_one(o.query_path, *matrix);
   if (!query) return Unexpected{query.error()};
   auto target = read_one(o.target_path, *matrix);
@@ -95,7 +111,9 @@ Expected<Inputs> load_inputs(const AlignOptions& o) {
     sw.isa = *isa;
   }
   sw.min_bits = o.simd_bits;
-  return Inputs{std::move(*matrix), std::move(*query), std::move(*target), sw};
+  const kernels::GapCosts gaps{static_cast<int>(std::lround(o.gap_open * *scale)),
+                               static_cast<int>(std::lround(o.gap_extend * *scale))};
+  return Inputs{std::move(*matrix), std::move(*query), std::move(*target), sw, *scale, gaps};
 }
 
 // The traceback after the score pass (not with --score-only): one optimal alignment ending at the
@@ -103,8 +121,8 @@ Expected<Inputs> load_inputs(const AlignOptions& o) {
 Status add_alignment(const AlignOptions& o, const Inputs& in, AlignOutput& out) {
   if (o.score_only) return {};
   const auto start = std::chrono::steady_clock::now();
-  auto a = kernels::sw_traceback(in.matrix, in.query.codes, in.target.codes,
-                                 {o.gap_open, o.gap_extend}, out.best, {o.cpus, in.sw});
+  auto a = kernels::sw_traceback(in.matrix, in.query.codes, in.target.codes, in.gaps, out.best,
+                                 {o.cpus, in.sw});
   if (!a) return Unexpected{a.error()};
   out.traceback_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -153,11 +171,7 @@ void print_result(const AlignOptions& o, const Inputs& in, const AlignOutput& ou
   std::optional<AlignShown> shown;
   if (out.alignment) {
     shown.emplace(AlignShown{
-        in.query,
-        in.target,
-        in.matrix,
-        {o.gap_open, o.gap_extend},
-        *out.alignment,
+        in.query, in.target, in.matrix, o.gap_open, o.gap_extend, in.scale, *out.alignment,
         kernels::alignment_stats(in.matrix, in.query.codes, in.target.codes, *out.alignment)});
   }
   if (o.format == "pair") return fmt::print("{}", format_pair(*shown));
@@ -168,7 +182,10 @@ void print_result(const AlignOptions& o, const Inputs& in, const AlignOutput& ou
   const double gcups = out.seconds > 0 ? cells / out.seconds / 1e9 : 0.0;
   if (o.json) {
     nlohmann::ordered_json j = json_preamble("align");
-    j.update(nlohmann::ordered_json{{"score", out.best.score},
+    const nlohmann::ordered_json score =
+        in.scale == 1 ? nlohmann::ordered_json(out.best.score)
+                      : nlohmann::ordered_json(static_cast<double>(out.best.score) / in.scale);
+    j.update(nlohmann::ordered_json{{"score", score},
                                     {"end_query", out.best.end_query},
                                     {"end_target", out.best.end_target},
                                     {"query_length", out.query_length},
@@ -200,8 +217,8 @@ void print_result(const AlignOptions& o, const Inputs& in, const AlignOutput& ou
     }
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("score: {}\nend_query: {}\nend_target: {}\n", out.best.score, out.best.end_query,
-               out.best.end_target);
+    fmt::print("score: {}\nend_query: {}\nend_target: {}\n", score_text(out.best.score, in.scale),
+               out.best.end_query, out.best.end_target);
     fmt::print("cells: {} x {}\nseconds: {:.6f}\ngcups: {:.3f}\nsimd: {}\n", out.query_length,
                out.target_length, out.seconds, gcups, out.simd);
     if (!out.grouping.empty()) {
@@ -275,6 +292,19 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
   return exit_ok;
 }
 
+// A gap penalty: a number in [0, max_entry], named as CLI11's integer ranges name theirs.
+const CLI::Validator penalty_range(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (!text.empty() && end == text.c_str() + text.size() && v >= 0 &&
+          v <= kernels::ScoreMatrix::max_entry) {
+        return "";
+      }
+      return fmt::format("Value {} not in range 0 to {}", text, kernels::ScoreMatrix::max_entry);
+    },
+    "[0 - 10000]");
+
 int run_align(int argc, char** argv) {
   CLI::App app{"Smith-Waterman local alignment with affine gaps (score, positions, alignment)",
                "tilepipe align"};
@@ -283,11 +313,13 @@ int run_align(int argc, char** argv) {
   app.add_option("TARGET", o.target_path, "target FASTA file (one sequence)")->required();
   app.add_option("--matrix", o.matrix, "blosum62, ednafull or an EMBOSS matrix file")
       ->capture_default_str();
-  app.add_option("--gap-open", o.gap_open, "cost of a gap's first position")
-      ->check(CLI::Range(0, kernels::ScoreMatrix::max_entry))
+  app.add_option("--gap-open", o.gap_open,
+                 "cost of a gap's first position (fractions as water takes them: 10.5)")
+      ->check(penalty_range)
       ->capture_default_str();
-  app.add_option("--gap-extend", o.gap_extend, "cost of each further gap position")
-      ->check(CLI::Range(0, kernels::ScoreMatrix::max_entry))
+  app.add_option("--gap-extend", o.gap_extend,
+                 "cost of each further gap position (water's DNA default is 0.5)")
+      ->check(penalty_range)
       ->capture_default_str();
   app.add_option("--cpus", o.cpus, "threads per rank")
       ->check(CLI::Range(1, 1024))

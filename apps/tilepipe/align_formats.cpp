@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace tp::app {
 namespace {
@@ -68,14 +69,25 @@ std::string block_line(const std::string& name, std::string_view letters, std::i
 
 }  // namespace
 
+std::string score_text(std::int64_t score, int scale) {
+  if (scale == 1) return fmt::format("{}", score);
+  return fmt::format("{}", static_cast<double>(score) / scale);
+}
+
+std::string water_number(double x) {
+  std::string s = fmt::format("{:.3f}", x);
+  while (s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
+  return s;
+}
+
 std::string format_pair(const AlignShown& a) {
   const auto& s = a.stats;
   // water names the built-in BLOSUM62 by its EMBOSS data file, EBLOSUM62.
   std::string out = "#=======================================\n#\n# Aligned_sequences: 2\n";
   out += fmt::format("# 1: {}\n# 2: {}\n# Matrix: {}\n", a.query.name, a.target.name,
                      a.matrix.name() == "BLOSUM62" ? "EBLOSUM62" : a.matrix.name());
-  out += fmt::format("# Gap_penalty: {:.1f}\n# Extend_penalty: {:.1f}\n#\n", a.gaps.open * 1.0,
-                     a.gaps.extend * 1.0);
+  out += fmt::format("# Gap_penalty: {}\n# Extend_penalty: {}\n#\n", water_number(a.gap_open),
+                     water_number(a.gap_extend));
   out += fmt::format("# Length: {}\n", s.length);
   out += fmt::format("# Identity:   {:>5}/{} ({:4.1f}%)\n", s.identity, s.length,
                      percent(s.identity, s.length));
@@ -83,8 +95,8 @@ std::string format_pair(const AlignShown& a) {
                      percent(s.similarity, s.length));
   out += fmt::format("# Gaps:       {:>5}/{} ({:4.1f}%)\n", s.gaps, s.length,
                      percent(s.gaps, s.length));
-  out += fmt::format("# Score: {:.1f}\n# \n#\n#=======================================\n\n",
-                     a.alignment.score * 1.0);
+  out += fmt::format("# Score: {}\n# \n#\n#=======================================\n\n",
+                     water_number(static_cast<double>(a.alignment.score) / a.scale));
   const Rows r = rows_of(a);
   std::int64_t q = a.alignment.query_start - 1, t = a.alignment.target_start - 1;
   constexpr std::size_t width = 50;
@@ -116,7 +128,8 @@ std::string format_sam(const AlignShown& a) {
   const std::string cig = (head > 0 ? fmt::format("{}S", head) : "") + kernels::cigar(al) +
                           (tail > 0 ? fmt::format("{}S", tail) : "");
   return out + fmt::format("{}\t0\t{}\t{}\t255\t{}\t*\t0\t0\t{}\t*\tAS:i:{}\tNM:i:{}\n",
-                           a.query.name, a.target.name, al.target_start, cig, seq, al.score,
+                           a.query.name, a.target.name, al.target_start, cig, seq,
+                           std::lround(static_cast<double>(al.score) / a.scale),
                            a.stats.mismatches + a.stats.gaps);
 }
 
@@ -127,7 +140,7 @@ std::string format_blast(const AlignShown& a) {
   return fmt::format("{}\t{}\t{:.3f}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t*\t{}\n", a.query.name,
                      a.target.name, percent(s.identity, s.length), s.length, s.mismatches,
                      s.gap_opens, al.query_start, al.query_end, al.target_start, al.target_end,
-                     al.score);
+                     score_text(al.score, a.scale));
 }
 
 }  // namespace tp::app

@@ -23,11 +23,20 @@ struct AlignSequence {
 struct AlignShown {
   const AlignSequence& query;
   const AlignSequence& target;
-  const kernels::ScoreMatrix& matrix;
-  kernels::GapCosts gaps;
+  const kernels::ScoreMatrix& matrix;  ///< scaled by `scale`
+  double gap_open;
+  double gap_extend;
+  int scale;  ///< scores are in units of 1 / scale
   const kernels::SwAlignment& alignment;
   kernels::SwAlignmentStats stats;
 };
+
+/// A score in units of 1 / scale as the text outputs show it: an integer when scale is 1, else the
+/// shortest decimal ("362.5").
+std::string score_text(std::int64_t score, int scale);
+/// A number as EMBOSS water prints penalties and scores: 3 decimals, trailing zeros dropped but one
+/// ("10.0", "0.5", "364.042").
+std::string water_number(double x);
 
 /// EMBOSS water's srspair output from its "#====" header on: the counts, then blocks of 50
 /// columns (name, positions, `|` identity, `:` similarity, `.` other pairs as water marks them).

@@ -178,6 +178,11 @@ TEST(AlignCli, bad_input_exits_2_with_one_line) {
        "--gap-open: Value -1 not in range 0 to 10000"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--gap-extend", "x"},
        "--gap-extend: Value x not in range 0 to 10000"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--gap-extend", "0.0001"},
+       "gap penalties 10 and 0.0001 are not multiples of 0.001"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--gap-open", "10.001"},
+       "gap penalties 10.001 and 1 are scored in steps of 1/1000: above 10000 there (use coarser "
+       "fractions)"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "ednafull", "--tile", "8x8x8"},
        "--tile: '8x8x8' has 3 dimensions, expected 2 (QUERYxTARGET)"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "ednafull", "--tile", "0x8"},

@@ -52,25 +52,47 @@ long cigar_score(const tp::kernels::ScoreMatrix& m, const std::string& q, const 
   return score;
 }
 
-// The DNA files: water -gapopen 10 -gapextend 1 -datafile EDNAFULL prints this display (no tie in
-// the gap's place), byte for byte from its "#=====" line on.
+// The DNA files: water -gapopen 10 -gapextend 1 (and 0.5, water's fractional DNA default) prints
+// this display (no tie in the gap's place), byte for byte from its "#=====" line on.
 TEST(AlignTracebackCli, pair_format_is_waters_display) {
   ASSERT_STRNE(TP_WATER_PROGRAM, "")
       << "EMBOSS water not found: `make deps` installs it (Debian package emboss)";
   const std::string a = fa + "/dna_query.fa", b = fa + "/dna_target.fa";
-  const std::string cmd = std::string(TP_WATER_PROGRAM) + " -asequence " + a + " -bsequence " + b +
-                          " -gapopen 10 -gapextend 1 -datafile EDNAFULL -outfile stdout -auto";
-  std::string water;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p)) water += buf;
-  ASSERT_EQ(::pclose(p), 0) << cmd;
-  const auto from = water.find("#=======================================\n#\n# Aligned");
-  ASSERT_NE(from, std::string::npos) << water;
-  auto r = align({a, b, "--matrix", "ednafull", "--format", "pair", "--cpus", "2"});
+  for (const std::string extend : {"1", "0.5"}) {
+    const std::string cmd = std::string(TP_WATER_PROGRAM) + " -asequence " + a + " -bsequence " +
+                            b + " -gapopen 10 -gapextend " + extend +
+                            " -datafile EDNAFULL -outfile stdout -auto";
+    std::string water;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, p)) water += buf;
+    ASSERT_EQ(::pclose(p), 0) << cmd;
+    const auto from = water.find("#=======================================\n#\n# Aligned");
+    ASSERT_NE(from, std::string::npos) << water;
+    auto r = align(
+        {a, b, "--matrix", "ednafull", "--gap-extend", extend, "--format", "pair", "--cpus", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, water.substr(from));
+  }
+}
+
+// Fractional penalties (scored in halves here): the score as water reports it, 360 + 6 * 0.5.
+TEST(AlignTracebackCli, fractional_gap_penalties_score_as_water) {
+  auto r = align({fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "ednafull",
+                  "--gap-extend", "0.5", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, water.substr(from));
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["score"].get<double>(), 362.5);
+  EXPECT_EQ(j["cigar"], "35M6D40M");
+  r = align({fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "ednafull", "--gap-open",
+             "10.25", "--gap-extend", "0.5", "--format", "blast"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "dna_query\tdna_target\t92.593\t81\t0\t1\t6\t80\t1\t81\t*\t362.25\n");
+  r = align({fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "ednafull", "--gap-extend",
+             "0.5", "--score-only"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("score: 362.5\n", 0), 0u) << r.out;
 }
 
 TEST(AlignTracebackCli, json_fields_and_the_cigars_own_score) {

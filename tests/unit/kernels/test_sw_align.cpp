@@ -181,3 +181,29 @@ TEST(SwTraceback, counts_and_cigar) {
 
 }  // namespace
 }  // namespace tp::kernels
+
+namespace tp::kernels {
+namespace {
+
+// Fractional gap penalties are scored in integers: the least factor that makes both integral.
+TEST(SwTraceback, gap_scale_and_scaled_matrices) {
+  EXPECT_EQ(gap_scale(10, 1).value(), 1);
+  EXPECT_EQ(gap_scale(10, 0.5).value(), 2);
+  EXPECT_EQ(gap_scale(10.25, 0.5).value(), 4);
+  EXPECT_EQ(gap_scale(0.125, 1).value(), 8);
+  EXPECT_EQ(gap_scale(10.333, 0.5).value(), 1000);
+  EXPECT_EQ(gap_scale(10, 0.0001).error().message,
+            "gap penalties 10 and 0.0001 are not multiples of 0.001");
+  EXPECT_EQ(gap_scale(-1, 1).error().message, "gap penalty -1 outside [0, 10000]");
+  const auto& b = ScoreMatrix::blosum62();
+  const auto twice = b.scaled(2);
+  ASSERT_TRUE(twice.has_value());
+  for (std::size_t k = 0; k < b.scores().size(); ++k) {
+    EXPECT_EQ(twice->scores()[k], 2 * b.scores()[k]);
+  }
+  EXPECT_EQ(b.scaled(1000).error().message,
+            "matrix BLOSUM62 scaled by 1000 has the entry 11000, beyond +-10000");
+}
+
+}  // namespace
+}  // namespace tp::kernels
