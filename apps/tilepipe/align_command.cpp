@@ -309,8 +309,11 @@ int run_align(int argc, char** argv) {
   CLI::App app{"Smith-Waterman local alignment with affine gaps (score, positions, alignment)",
                "tilepipe align"};
   AlignOptions o;
-  app.add_option("QUERY", o.query_path, "query FASTA file (one sequence)")->required();
-  app.add_option("TARGET", o.target_path, "target FASTA file (one sequence)")->required();
+  app.add_option("QUERY", o.query_path,
+                 "query FASTA file (one sequence; - for standard input; gzip read as such)")
+      ->required();
+  app.add_option("TARGET", o.target_path, "target FASTA file (one sequence; - as for QUERY)")
+      ->required();
   app.add_option("--matrix", o.matrix, "blosum62, ednafull or an EMBOSS matrix file")
       ->capture_default_str();
   app.add_option("--gap-open", o.gap_open,
@@ -365,6 +368,10 @@ int run_align(int argc, char** argv) {
   if (o.subtiles != "auto") {
     if (auto s = parse_int(o.subtiles, "--subtiles", 1, 1 << 20); !s)
       return report_error(s.error());
+  }
+  if (o.query_path == "-" && o.target_path == "-") {
+    return report_error(
+        Error(Errc::invalid_argument, "QUERY and TARGET cannot both be standard input ('-')"));
   }
   if (o.format != "text" && o.format != "pair" && o.format != "sam" && o.format != "blast") {
     return report_error(Error(Errc::invalid_argument, "--format: unknown format '" + o.format +

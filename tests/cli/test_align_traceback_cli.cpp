@@ -8,7 +8,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <cctype>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -152,6 +156,43 @@ TEST(AlignTracebackCli, json_fields_and_the_cigars_own_score) {
   EXPECT_EQ(j["score"], 360);
   EXPECT_FALSE(j.contains("cigar"));
   EXPECT_FALSE(j.contains("query_start"));
+}
+
+// FASTA as people have it: CRLF line ends, lower case, blank lines, the gap characters of aligned
+// FASTA ('-', '.'), gzip, standard input: the same alignment as the plain file.
+TEST(AlignTracebackCli, fasta_as_people_have_it) {
+  const std::string q = fa + "/dna_query.fa", t = fa + "/dna_target.fa";
+  auto plain = align({q, t, "--matrix", "ednafull", "--json"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto expected = nlohmann::json::parse(plain.out);
+  const std::string messy = ::testing::TempDir() + "tp_messy_" + std::to_string(::getpid()) + ".fa";
+  {
+    const std::string r = residues(t);
+    std::ofstream out(messy, std::ios::binary);
+    out << "\r\n>dna_target some description\r\n";
+    for (std::size_t i = 0; i < r.size(); i += 7) {
+      std::string piece = r.substr(i, 7);
+      for (char& c : piece) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      out << piece << (i % 2 == 0 ? "-" : ".") << "\r\n" << (i % 3 == 0 ? "\r\n" : "");
+    }
+  }
+  const std::string sh = std::string("'") + TILEPIPE_EXE + "' align '" + q +
+                         "' - --matrix ednafull --json < '" + t + "'";
+  const std::vector<tp::test::ProcessResult> runs = {
+      align({q, messy, "--matrix", "ednafull", "--json"}),
+      align({q, t + ".gz", "--matrix", "ednafull", "--json"}), run_process({"/bin/sh", "-c", sh})};
+  std::remove(messy.c_str());
+  for (const auto& r : runs) {
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    for (const char* key : {"score", "query_start", "query_end", "target_start", "target_end",
+                            "cigar", "identity", "target_name", "target_length"}) {
+      EXPECT_EQ(j[key], expected[key]) << key;
+    }
+  }
+  auto r = align({"-", "-"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tilepipe: error: QUERY and TARGET cannot both be standard input ('-')\n");
 }
 
 // Values as water prints them for the DNA files (6-80 against 1-81, 75 identities, one gap of 6).
