@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <thread>
 #include <utility>
 
@@ -189,10 +190,11 @@ class MyersMiller {
   }
 
   // cc_[j], dd_[j]: the least cost of A[1..rows] against B[1..j], dd_ ending in a deletion.
+  // Rows go K at a time through one sweep over the columns: K independent dependence chains, and
+  // the rows' arrays read and written once per K rows (they outgrow L2 at 30k columns).
   void forward(std::int64_t i0, std::int64_t rows, std::int64_t j0, std::int64_t n, Cost tb) {
     Cost* cc = cc_.data();
     Cost* dd = dd_.data();
-    const std::uint8_t* b = b_ + j0;
     cc[0] = 0;
     Cost t = g_;
     for (std::int64_t j = 1; j <= n; ++j) {
@@ -201,23 +203,46 @@ class MyersMiller {
       dd[j] = t + g_;
     }
     t = tb;
-    for (std::int64_t i = 1; i <= rows; ++i) {
-      const std::int32_t* srow = row_of(i0 + i - 1);
-      Cost s = cc[0];
-      t += h_;
-      Cost c = t;
-      cc[0] = c;
-      Cost e = t + g_;
-      for (std::int64_t j = 1; j <= n; ++j) {
-        e = std::min(e, c + g_) + h_;
-        const Cost d = std::min(dd[j], cc[j] + g_) + h_;
-        c = std::min(std::min(d, e), s - srow[b[j - 1]]);
-        s = cc[j];
-        cc[j] = c;
-        dd[j] = d;
-      }
-    }
+    std::int64_t i = 1;
+    for (; i + 3 <= rows; i += 4) t = forward_rows<4>(i0 + i - 1, j0, n, t);
+    for (; i <= rows; ++i) t = forward_rows<1>(i0 + i - 1, j0, n, t);
     dd[0] = cc[0];
+  }
+
+  // Rows a[r], a[r+1], ..., a[r+K-1] (0-based) of the forward pass; t: the column-0 cost of the
+  // row above. Returns the column-0 cost of the last row.
+  template <int K>
+  Cost forward_rows(std::int64_t r, std::int64_t j0, std::int64_t n, Cost t) {
+    Cost* cc = cc_.data();
+    Cost* dd = dd_.data();
+    const std::uint8_t* b = b_ + j0;
+    std::array<const std::int32_t*, K> srow;
+    std::array<Cost, K> s, c, e;
+    for (int k = 0; k < K; ++k) {
+      srow[k] = row_of(r + k);
+      s[k] = k == 0 ? cc[0] : c[k - 1];
+      t += h_;
+      c[k] = t;
+      e[k] = t + g_;
+    }
+    cc[0] = t;
+    for (std::int64_t j = 1; j <= n; ++j) {
+      Cost up_c = cc[j];
+      Cost up_d = dd[j];
+      const std::uint8_t bj = b[j - 1];
+      for (int k = 0; k < K; ++k) {
+        e[k] = std::min(e[k], c[k] + g_) + h_;
+        const Cost d = std::min(up_d, up_c + g_) + h_;
+        const Cost v = std::min(std::min(d, e[k]), s[k] - srow[k][bj]);
+        s[k] = up_c;
+        up_c = v;
+        up_d = d;
+        c[k] = v;
+      }
+      cc[j] = up_c;
+      dd[j] = up_d;
+    }
+    return t;
   }
 
   // rr_[j], ss_[j]: the least cost of A[mid+1..m] against B[j+1..n], ss_ starting with a deletion.
@@ -225,7 +250,6 @@ class MyersMiller {
                 Cost te) {
     Cost* rr = rr_.data();
     Cost* ss = ss_.data();
-    const std::uint8_t* b = b_ + j0;
     rr[n] = 0;
     Cost t = g_;
     for (std::int64_t j = n - 1; j >= 0; --j) {
@@ -234,23 +258,45 @@ class MyersMiller {
       ss[j] = t + g_;
     }
     t = te;
-    for (std::int64_t i = m; i > mid; --i) {
-      const std::int32_t* srow = row_of(i0 + i - 1);
-      Cost s = rr[n];
-      t += h_;
-      Cost c = t;
-      rr[n] = c;
-      Cost e = t + g_;
-      for (std::int64_t j = n - 1; j >= 0; --j) {
-        e = std::min(e, c + g_) + h_;
-        const Cost d = std::min(ss[j], rr[j] + g_) + h_;
-        c = std::min(std::min(d, e), s - srow[b[j]]);
-        s = rr[j];
-        rr[j] = c;
-        ss[j] = d;
-      }
-    }
+    std::int64_t i = m;
+    for (; i - 3 > mid; i -= 4) t = backward_rows<4>(i0 + i - 1, j0, n, t);
+    for (; i > mid; --i) t = backward_rows<1>(i0 + i - 1, j0, n, t);
     ss[n] = rr[n];
+  }
+
+  // Rows a[r], a[r-1], ..., a[r-K+1] (0-based) of the backward pass, as forward_rows.
+  template <int K>
+  Cost backward_rows(std::int64_t r, std::int64_t j0, std::int64_t n, Cost t) {
+    Cost* rr = rr_.data();
+    Cost* ss = ss_.data();
+    const std::uint8_t* b = b_ + j0;
+    std::array<const std::int32_t*, K> srow;
+    std::array<Cost, K> s, c, e;
+    for (int k = 0; k < K; ++k) {
+      srow[k] = row_of(r - k);
+      s[k] = k == 0 ? rr[n] : c[k - 1];
+      t += h_;
+      c[k] = t;
+      e[k] = t + g_;
+    }
+    rr[n] = t;
+    for (std::int64_t j = n - 1; j >= 0; --j) {
+      Cost up_c = rr[j];
+      Cost up_d = ss[j];
+      const std::uint8_t bj = b[j];
+      for (int k = 0; k < K; ++k) {
+        e[k] = std::min(e[k], c[k] + g_) + h_;
+        const Cost d = std::min(up_d, up_c + g_) + h_;
+        const Cost v = std::min(std::min(d, e[k]), s[k] - srow[k][bj]);
+        s[k] = up_c;
+        up_c = v;
+        up_d = d;
+        c[k] = v;
+      }
+      rr[j] = up_c;
+      ss[j] = up_d;
+    }
+    return t;
   }
 
   const std::int32_t* scores_;
