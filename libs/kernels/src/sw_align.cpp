@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -110,8 +111,14 @@ class MyersMiller {
     const std::int64_t mid = m / 2;
     // The two half passes read the sequences and write disjoint arrays: on two threads for big
     // boxes (a thread start costs microseconds; a box of 2^20 cells about a millisecond).
+    std::thread other;
     if (threads_ > 1 && mid * n >= (std::int64_t{1} << 20)) {
-      std::thread other([&] { backward(i0, m, mid, j0, n, te); });
+      try {
+        other = std::thread([&] { backward(i0, m, mid, j0, n, te); });
+      } catch (const std::system_error&) {  // no thread to be had: both passes on this one
+      }
+    }
+    if (other.joinable()) {
       forward(i0, mid, j0, n, tb);
       other.join();
     } else {

@@ -207,3 +207,21 @@ TEST(SwTraceback, gap_scale_and_scaled_matrices) {
 
 }  // namespace
 }  // namespace tp::kernels
+
+namespace tp::kernels {
+namespace {
+
+// The internal check fails loudly: an end that is not the score pass's (a score the reverse pass
+// cannot reach) aborts with the failed assertion.
+TEST(SwTracebackDeathTest, an_end_that_is_not_the_score_passes_aborts) {
+  const auto& d = ScoreMatrix::ednafull();
+  const auto q = d.encode("ACGTACGTAC", "q").value(), t = d.encode("ACGTTCGTAC", "t").value();
+  const SwResult end = sw_sequential(d, q, t, {10, 1});
+  ASSERT_GT(end.score, 0);
+  const SwResult wrong{end.score + 1, end.end_query, end.end_target};
+  EXPECT_DEATH((void)sw_traceback(d, q, t, {10, 1}, wrong),
+               "assertion violated: reverse->score == end.score");
+}
+
+}  // namespace
+}  // namespace tp::kernels
