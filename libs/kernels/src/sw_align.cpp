@@ -91,18 +91,14 @@ class MyersMiller {
  public:
   MyersMiller(const ScoreMatrix& matrix, std::span<const std::uint8_t> a,
               std::span<const std::uint8_t> b, GapCosts gaps, int threads, std::vector<SwOp>& ops)
-      : scores_(matrix.scores().data()),
-        alphabet_(static_cast<std::size_t>(matrix.size())),
-        a_(a.data()),
-        b_(b.data()),
-        h_(std::min(gaps.open, gaps.extend)),
-        g_(gaps.open - h_),
-        threads_(threads),
-        cc_(b.size() + 1),
-        dd_(b.size() + 1),
-        rr_(b.size() + 1),
-        ss_(b.size() + 1),
-        ops_(ops) {}
+      : MyersMiller(matrix.scores().data(), static_cast<std::size_t>(matrix.size()), a.data(),
+                    b.data(), static_cast<std::int64_t>(b.size()),
+                    gaps.open - std::min(gaps.open, gaps.extend), std::min(gaps.open, gaps.extend),
+                    threads, ops) {}
+
+  /// Boxes of at least this many cells on each side of a split run on two threads (when the
+  /// thread budget allows): the two sub-boxes share nothing but the sequences.
+  static constexpr std::int64_t parallel_cells = std::int64_t{1} << 18;
 
   void diff(std::int64_t i0, std::int64_t m, std::int64_t j0, std::int64_t n, Cost tb, Cost te) {
     if (n == 0) return put('I', m);
@@ -143,17 +139,81 @@ class MyersMiller {
         in_gap = true;
       }
     }
-    if (!in_gap) {
-      diff(i0, mid, j0, best_j, tb, g_);
-      diff(i0 + mid, m - mid, j0 + best_j, n - best_j, g_, te);
-    } else {
-      diff(i0, mid - 1, j0, best_j, tb, 0);
-      put('I', 2);
-      diff(i0 + mid + 1, m - mid - 1, j0 + best_j, n - best_j, 0, te);
+    // Type 1: the boxes above and below the cell; type 2: two gap columns pinned through rows
+    // mid and mid + 1, the neighbouring vertical gaps opened at cost 0 on that side.
+    const Box top{i0, in_gap ? mid - 1 : mid, j0, best_j, tb, in_gap ? 0 : g_};
+    const Box bottom{in_gap ? i0 + mid + 1 : i0 + mid,
+                     in_gap ? m - mid - 1 : m - mid,
+                     j0 + best_j,
+                     n - best_j,
+                     in_gap ? 0 : g_,
+                     te};
+    if (threads_ > 1 && top.cells() >= parallel_cells && bottom.cells() >= parallel_cells &&
+        both_at_once(top, bottom, in_gap)) {
+      return;
     }
+    run(top);
+    if (in_gap) put('I', 2);
+    run(bottom);
   }
 
  private:
+  struct Box {
+    std::int64_t i0, m, j0, n;
+    Cost tb, te;
+    [[nodiscard]] std::int64_t cells() const noexcept { return m * n; }
+  };
+
+  MyersMiller(const std::int32_t* scores, std::size_t alphabet, const std::uint8_t* a,
+              const std::uint8_t* b, std::int64_t columns, Cost g, Cost h, int threads,
+              std::vector<SwOp>& ops)
+      : scores_(scores),
+        alphabet_(alphabet),
+        a_(a),
+        b_(b),
+        h_(h),
+        g_(g),
+        threads_(threads),
+        cc_(static_cast<std::size_t>(columns) + 1),
+        dd_(static_cast<std::size_t>(columns) + 1),
+        rr_(static_cast<std::size_t>(columns) + 1),
+        ss_(static_cast<std::size_t>(columns) + 1),
+        ops_(&ops) {}
+
+  void run(const Box& x) { diff(x.i0, x.m, x.j0, x.n, x.tb, x.te); }
+
+  // The box above on a new thread with its own rows (half the thread budget), the box below on
+  // this one; their columns joined in order. False (nothing done) when no thread starts.
+  bool both_at_once(const Box& top, const Box& bottom, bool in_gap) {
+    std::vector<SwOp> top_ops, bottom_ops;
+    const int top_threads = threads_ / 2;
+    MyersMiller other(scores_, alphabet_, a_, b_, top.n, g_, h_, top_threads, top_ops);
+    std::thread worker;
+    try {
+      worker = std::thread([&] { other.run(top); });
+    } catch (const std::system_error&) {
+      return false;
+    }
+    struct Join {
+      std::thread& t;
+      ~Join() {
+        if (t.joinable()) t.join();  // also when run(bottom) throws
+      }
+    } join{worker};
+    std::vector<SwOp>* out = ops_;
+    const int threads = threads_;
+    ops_ = &bottom_ops;
+    threads_ = threads - top_threads;
+    run(bottom);
+    ops_ = out;
+    threads_ = threads;
+    worker.join();
+    for (const SwOp& op : top_ops) put(op.op, op.length);
+    if (in_gap) put('I', 2);
+    for (const SwOp& op : bottom_ops) put(op.op, op.length);
+    return true;
+  }
+
   [[nodiscard]] Cost gap(std::int64_t k) const noexcept { return k <= 0 ? 0 : g_ + k * h_; }
   [[nodiscard]] const std::int32_t* row_of(std::int64_t i) const noexcept {
     return scores_ + a_[i] * alphabet_;
@@ -161,10 +221,10 @@ class MyersMiller {
 
   void put(char op, std::int64_t n) {
     if (n <= 0) return;
-    if (!ops_.empty() && ops_.back().op == op) {
-      ops_.back().length += n;
+    if (!ops_->empty() && ops_->back().op == op) {
+      ops_->back().length += n;
     } else {
-      ops_.push_back(SwOp{op, n});
+      ops_->push_back(SwOp{op, n});
     }
   }
 
@@ -314,7 +374,7 @@ class MyersMiller {
   Cost g_;
   int threads_;
   std::vector<Cost> cc_, dd_, rr_, ss_;
-  std::vector<SwOp>& ops_;
+  std::vector<SwOp>* ops_;
 };
 
 }  // namespace

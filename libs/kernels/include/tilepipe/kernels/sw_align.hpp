@@ -47,8 +47,10 @@ struct SwAlignmentStats {
 
 /// How the traceback computes; every choice gives the same alignment.
 struct SwTracebackOptions {
-  int threads = 1;  ///< threads of the reverse score pass and of Myers-Miller's two half passes
-  SwOptions sw;     ///< the reverse score pass's tile function
+  /// Threads of the reverse score pass and of Myers-Miller (its half passes and split boxes, each
+  /// box on a thread with its own four rows of the box's width).
+  int threads = 1;
+  SwOptions sw;  ///< the reverse score pass's tile function
 };
 
 /// The cost of an I or D run of `length` columns: open + (length - 1) * min(open, extend), what
