@@ -4,6 +4,7 @@
 #include <tilepipe/kernels/fasta.hpp>
 #include <tilepipe/kernels/score_matrix.hpp>
 #include <tilepipe/kernels/sw.hpp>
+#include <tilepipe/kernels/sw_align.hpp>
 #include <tilepipe/runtime/run.hpp>
 #include <tilepipe/support/parse.hpp>
 
@@ -11,8 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
+#include "align_formats.hpp"
 #include "comm_options.hpp"
 #include "command.hpp"
 
@@ -23,8 +28,8 @@ struct AlignOptions {
   std::string query_path;
   std::string target_path;
   std::string matrix = "blosum62";
-  int gap_open = 10;
-  int gap_extend = 1;
+  double gap_open = 10;
+  double gap_extend = 1;
   int cpus = 1;
   std::string tile;
   int nodes = 1;
@@ -36,6 +41,8 @@ struct AlignOptions {
   std::string simd = "auto";
   int simd_bits = 8;
   bool json = false;
+  bool score_only = false;
+  std::string format = "text";
 };
 
 struct AlignOutput {
@@ -45,11 +52,12 @@ struct AlignOutput {
   double seconds = 0;
   std::string grouping;  ///< set by the pipelined executor (with `subtiles`)
   int subtiles = 0;
-  std::string simd;  ///< the tile function's ISA
+  std::string simd;                               ///< the tile function's ISA
+  std::optional<kernels::SwAlignment> alignment;  ///< unset with --score-only
+  double traceback_seconds = 0;
 };
 
-Expected<std::vector<std::uint8_t>> read_one(const std::string& path,
-                                             const kernels::ScoreMatrix& matrix) {
+Expected<AlignSequence> read_one(const std::string& path, const kernels::ScoreMatrix& matrix) {
   auto records = kernels::read_fasta(path);
   if (!records) return Unexpected{records.error()};
   if (records->size() != 1) {
@@ -57,24 +65,41 @@ Expected<std::vector<std::uint8_t>> read_one(const std::string& path,
                 fmt::format("{}: {} sequences; tilepipe align takes one sequence per file", path,
                             records->size()));
   }
-  const auto& r = records->front();
-  return matrix.encode(r.residues, fmt::format("{} sequence '{}'", path, r.name));
+  auto& r = records->front();
+  auto codes = matrix.encode(r.residues, fmt::format("{} sequence '{}'", path, r.name));
+  if (!codes) return Unexpected{codes.error()};
+  return AlignSequence{std::move(r.name), std::move(r.letters), std::move(*codes)};
 }
 
 struct Inputs {
-  kernels::ScoreMatrix matrix;
-  std::vector<std::uint8_t> query;
-  std::vector<std::uint8_t> target;
+  kernels::ScoreMatrix matrix;  ///< scaled by `scale`
+  AlignSequence query;
+  AlignSequence target;
   kernels::SwOptions sw;
+  int scale = 1;           ///< scores in units of 1 / scale (fractional gap penalties)
+  kernels::GapCosts gaps;  ///< scaled
 };
 
 Expected<kernels::SwKernel> make_kernel(const AlignOptions& o, const Inputs& in) {
-  return kernels::SwKernel::make(in.matrix, in.query, in.target, {o.gap_open, o.gap_extend}, in.sw);
+  (void)o;
+  return kernels::SwKernel::make(in.matrix, in.query.codes, in.target.codes, in.gaps, in.sw);
 }
 
 Expected<Inputs> load_inputs(const AlignOptions& o) {
+  auto scale = kernels::gap_scale(o.gap_open, o.gap_extend);
+  if (!scale) return Unexpected{scale.error()};
   auto matrix = kernels::ScoreMatrix::by_name_or_file(o.matrix);
   if (!matrix) return Unexpected{matrix.error()};
+  if (*scale > 1) {
+    if (std::max(o.gap_open, o.gap_extend) * *scale > kernels::ScoreMatrix::max_entry) {
+      return fail(Errc::invalid_argument,
+                  fmt::format("gap penalties {} and {} are scored in steps of 1/{}: above {} "
+                              "there (use coarser fractions)",
+                              o.gap_open, o.gap_extend, *scale, kernels::ScoreMatrix::max_entry));
+    }
+    matrix = matrix->scaled(*scale);
+    if (!matrix) return Unexpected{matrix.error()};
+  }
   auto query = read_one(o.query_path, *matrix);
   if (!query) return Unexpected{query.error()};
   auto target = read_one(o.target_path, *matrix);
@@ -86,12 +111,28 @@ Expected<Inputs> load_inputs(const AlignOptions& o) {
     sw.isa = *isa;
   }
   sw.min_bits = o.simd_bits;
-  return Inputs{std::move(*matrix), std::move(*query), std::move(*target), sw};
+  const kernels::GapCosts gaps{static_cast<int>(std::lround(o.gap_open * *scale)),
+                               static_cast<int>(std::lround(o.gap_extend * *scale))};
+  return Inputs{std::move(*matrix), std::move(*query), std::move(*target), sw, *scale, gaps};
+}
+
+// The traceback after the score pass (not with --score-only): one optimal alignment ending at the
+// reported end, on this process's --cpus threads.
+Status add_alignment(const AlignOptions& o, const Inputs& in, AlignOutput& out) {
+  if (o.score_only) return {};
+  const auto start = std::chrono::steady_clock::now();
+  auto a = kernels::sw_traceback(in.matrix, in.query.codes, in.target.codes, in.gaps, out.best,
+                                 {o.cpus, in.sw});
+  if (!a) return Unexpected{a.error()};
+  out.traceback_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.alignment = std::move(*a);
+  return {};
 }
 
 Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
-  const auto* query = &in.query;
-  const auto* target = &in.target;
+  const auto* query = &in.query.codes;
+  const auto* target = &in.target.codes;
   // Default: one row of tiles per thread (each thread keeps its query rows), tiles narrow enough
   // along the target that the wavefront's start and end leave few threads idle.
   const std::string default_tile = fmt::format(
@@ -113,22 +154,38 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
   auto best = exec::run_local(*kernel, *tiling, o.cpus);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   if (!best) return Unexpected{best.error()};
-  return AlignOutput{*best,
-                     static_cast<std::int64_t>(query->size()),
-                     static_cast<std::int64_t>(target->size()),
-                     elapsed.count(),
-                     "",
-                     0,
-                     std::string(kernels::to_string(kernel->isa()))};
+  AlignOutput out{*best,
+                  static_cast<std::int64_t>(query->size()),
+                  static_cast<std::int64_t>(target->size()),
+                  elapsed.count(),
+                  "",
+                  0,
+                  std::string(kernels::to_string(kernel->isa())),
+                  std::nullopt,
+                  0};
+  if (auto a = add_alignment(o, in, out); !a) return Unexpected{a.error()};
+  return out;
 }
 
-void print_result(const AlignOptions& o, const AlignOutput& out) {
+void print_result(const AlignOptions& o, const Inputs& in, const AlignOutput& out) {
+  std::optional<AlignShown> shown;
+  if (out.alignment) {
+    shown.emplace(AlignShown{
+        in.query, in.target, in.matrix, o.gap_open, o.gap_extend, in.scale, *out.alignment,
+        kernels::alignment_stats(in.matrix, in.query.codes, in.target.codes, *out.alignment)});
+  }
+  if (o.format == "pair") return fmt::print("{}", format_pair(*shown));
+  if (o.format == "sam") return fmt::print("{}", format_sam(*shown));
+  if (o.format == "blast") return fmt::print("{}", format_blast(*shown));
   const double cells =
       static_cast<double>(out.query_length) * static_cast<double>(out.target_length);
   const double gcups = out.seconds > 0 ? cells / out.seconds / 1e9 : 0.0;
   if (o.json) {
     nlohmann::ordered_json j = json_preamble("align");
-    j.update(nlohmann::ordered_json{{"score", out.best.score},
+    const nlohmann::ordered_json score =
+        in.scale == 1 ? nlohmann::ordered_json(out.best.score)
+                      : nlohmann::ordered_json(static_cast<double>(out.best.score) / in.scale);
+    j.update(nlohmann::ordered_json{{"score", score},
                                     {"end_query", out.best.end_query},
                                     {"end_target", out.best.end_target},
                                     {"query_length", out.query_length},
@@ -142,15 +199,40 @@ void print_result(const AlignOptions& o, const AlignOutput& out) {
       j["grouping"] = out.grouping;
       j["subtiles"] = out.subtiles;
     }
+    j["query_name"] = in.query.name;
+    j["target_name"] = in.target.name;
+    if (shown) {
+      const auto& a = shown->alignment;
+      const auto& s = shown->stats;
+      j.update(nlohmann::ordered_json{{"query_start", a.query_start},
+                                      {"query_end", a.query_end},
+                                      {"target_start", a.target_start},
+                                      {"target_end", a.target_end},
+                                      {"cigar", kernels::cigar(a)},
+                                      {"length", s.length},
+                                      {"identity", s.identity},
+                                      {"similarity", s.similarity},
+                                      {"gaps", s.gaps},
+                                      {"traceback_seconds", out.traceback_seconds}});
+    }
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("score: {}\nend_query: {}\nend_target: {}\n", out.best.score, out.best.end_query,
-               out.best.end_target);
+    fmt::print("score: {}\nend_query: {}\nend_target: {}\n", score_text(out.best.score, in.scale),
+               out.best.end_query, out.best.end_target);
     fmt::print("cells: {} x {}\nseconds: {:.6f}\ngcups: {:.3f}\nsimd: {}\n", out.query_length,
                out.target_length, out.seconds, gcups, out.simd);
     if (!out.grouping.empty()) {
       fmt::print("grouping: {}{}\n", out.grouping,
                  out.grouping == "vertical" ? fmt::format(" ({} subtiles)", out.subtiles) : "");
+    }
+    if (shown) {
+      const auto& a = shown->alignment;
+      const auto& s = shown->stats;
+      fmt::print("query: {} {}-{}\ntarget: {} {}-{}\ncigar: {}\n", in.query.name, a.query_start,
+                 a.query_end, in.target.name, a.target_start, a.target_end, kernels::cigar(a));
+      fmt::print("length: {}\nidentity: {}\nsimilarity: {}\ngaps: {}\n", s.length, s.identity,
+                 s.similarity, s.gaps);
+      fmt::print("traceback_seconds: {:.6f}\n", out.traceback_seconds);
     }
   }
 }
@@ -188,36 +270,59 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
   auto config = apply_comm_flags(o.comm);
   if (!config) return report_error(config.error());
   run.comm = *config;
-  const plan::Index size{static_cast<std::int64_t>(in.query.size()),
-                         static_cast<std::int64_t>(in.target.size())};
+  const plan::Index size{static_cast<std::int64_t>(in.query.codes.size()),
+                         static_cast<std::int64_t>(in.target.codes.size())};
   std::fflush(stdout);  // forked ranks must not repeat buffered output
   auto total = runtime::run(*kernel, size, run);
   if (!total) return report_error(total.error());
   if (!total->root) return exit_ok;
   AlignOptions shown = o;  // what ran: under MPI the job's ranks
   shown.nodes = static_cast<int>(total->planned.plan.nodes());
-  print_result(
-      shown,
-      AlignOutput{total->result, size[0], size[1], total->summary.wall_s(),
+  AlignOutput out{total->result,
+                  size[0],
+                  size[1],
+                  total->summary.wall_s(),
                   std::string(plan::to_string(total->planned.plan.schedule().grouping().kind())),
                   total->summary.ranks.front().subtiles,
-                  std::string(kernels::to_string(kernel->isa()))});
+                  std::string(kernels::to_string(kernel->isa())),
+                  std::nullopt,
+                  0};
+  if (auto a = add_alignment(o, in, out); !a) return report_error(a.error());
+  print_result(shown, in, out);
   return exit_ok;
 }
 
+// A gap penalty: a number in [0, max_entry], named as CLI11's integer ranges name theirs.
+const CLI::Validator penalty_range(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (!text.empty() && end == text.c_str() + text.size() && v >= 0 &&
+          v <= kernels::ScoreMatrix::max_entry) {
+        return "";
+      }
+      return fmt::format("Value {} not in range 0 to {}", text, kernels::ScoreMatrix::max_entry);
+    },
+    "[0 - 10000]");
+
 int run_align(int argc, char** argv) {
-  CLI::App app{"Smith-Waterman local alignment with affine gaps (score and end positions)",
+  CLI::App app{"Smith-Waterman local alignment with affine gaps (score, positions, alignment)",
                "tilepipe align"};
   AlignOptions o;
-  app.add_option("QUERY", o.query_path, "query FASTA file (one sequence)")->required();
-  app.add_option("TARGET", o.target_path, "target FASTA file (one sequence)")->required();
+  app.add_option("QUERY", o.query_path,
+                 "query FASTA file (one sequence; - for standard input; gzip read as such)")
+      ->required();
+  app.add_option("TARGET", o.target_path, "target FASTA file (one sequence; - as for QUERY)")
+      ->required();
   app.add_option("--matrix", o.matrix, "blosum62, ednafull or an EMBOSS matrix file")
       ->capture_default_str();
-  app.add_option("--gap-open", o.gap_open, "cost of a gap's first position")
-      ->check(CLI::Range(0, kernels::ScoreMatrix::max_entry))
+  app.add_option("--gap-open", o.gap_open,
+                 "cost of a gap's first position (fractions as water takes them: 10.5)")
+      ->check(penalty_range)
       ->capture_default_str();
-  app.add_option("--gap-extend", o.gap_extend, "cost of each further gap position")
-      ->check(CLI::Range(0, kernels::ScoreMatrix::max_entry))
+  app.add_option("--gap-extend", o.gap_extend,
+                 "cost of each further gap position (water's DNA default is 0.5)")
+      ->check(penalty_range)
       ->capture_default_str();
   app.add_option("--cpus", o.cpus, "threads per rank")
       ->check(CLI::Range(1, 1024))
@@ -246,6 +351,12 @@ int run_align(int argc, char** argv) {
       ->check(CLI::IsMember({8, 16, 32}))
       ->capture_default_str();
   app.add_flag("--json", o.json, "print one JSON object");
+  app.add_option("--format", o.format,
+                 "text, or the alignment as pair (EMBOSS water's display), sam (one SAM record) "
+                 "or blast (BLAST's -outfmt 6 line)")
+      ->capture_default_str();
+  app.add_flag("--score-only", o.score_only,
+               "score and end only: no traceback (the score pass alone)");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
   o.nodes_given = app.count("--nodes") > 0;
 
@@ -258,6 +369,23 @@ int run_align(int argc, char** argv) {
     if (auto s = parse_int(o.subtiles, "--subtiles", 1, 1 << 20); !s)
       return report_error(s.error());
   }
+  if (o.query_path == "-" && o.target_path == "-") {
+    return report_error(
+        Error(Errc::invalid_argument, "QUERY and TARGET cannot both be standard input ('-')"));
+  }
+  if (o.format != "text" && o.format != "pair" && o.format != "sam" && o.format != "blast") {
+    return report_error(Error(Errc::invalid_argument, "--format: unknown format '" + o.format +
+                                                          "' (choose text|pair|sam|blast)"));
+  }
+  if (o.format != "text" && o.json) {
+    return report_error(Error(Errc::invalid_argument, "--json and --format " + o.format +
+                                                          " print different things: "
+                                                          "choose one"));
+  }
+  if (o.format != "text" && o.score_only) {
+    return report_error(Error(Errc::invalid_argument,
+                              "--format " + o.format + " shows the alignment: drop --score-only"));
+  }
   // The communication flags are checked on every path, one process too (the same rules and
   // messages as run and pingpong).
   if (auto c = apply_comm_flags(o.comm); !c) return report_error(c.error());
@@ -269,12 +397,12 @@ int run_align(int argc, char** argv) {
   }
   auto out = align(o, *in);
   if (!out) return report_error(out.error());
-  print_result(o, *out);
+  print_result(o, *in, *out);
   return exit_ok;
 }
 
 const CommandRegistration registration{
-    Command{"align", "Smith-Waterman local alignment score of two FASTA sequences", run_align}};
+    Command{"align", "Smith-Waterman local alignment of two FASTA sequences", run_align}};
 
 }  // namespace
 }  // namespace tp::app

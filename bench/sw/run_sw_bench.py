@@ -66,7 +66,7 @@ def take_lock(name):
 
 def run_tilepipe(exe, q, t, matrix, cpus, nodes, extra):
     cmd = [exe, "align", q, t, "--matrix", matrix, "--gap-open", "10", "--gap-extend", "1",
-           "--json", "--cpus", str(cpus)] + extra
+           "--json", "--score-only", "--cpus", str(cpus)] + extra
     if nodes > 1:
         cmd += ["--nodes", str(nodes)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

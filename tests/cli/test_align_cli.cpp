@@ -26,7 +26,7 @@ TEST(AlignCli, protein_blosum62_text_output) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const auto lines = tp::test::lines_of(r.out);
-  ASSERT_EQ(lines.size(), 7u) << r.out;
+  ASSERT_EQ(lines.size(), 15u) << r.out;
   EXPECT_EQ(lines[0], "score: 526");
   EXPECT_EQ(lines[1], "end_query: 110");
   EXPECT_EQ(lines[2], "end_target: 103");
@@ -34,6 +34,22 @@ TEST(AlignCli, protein_blosum62_text_output) {
   EXPECT_EQ(lines[4].rfind("seconds: ", 0), 0u);
   EXPECT_EQ(lines[5].rfind("gcups: ", 0), 0u);
   EXPECT_EQ(lines[6].rfind("simd: ", 0), 0u);
+  // The alignment: water prints 11-110 and 1-103, length 103, 96 identities, 97 similar, 3 gaps.
+  EXPECT_EQ(lines[7], "query: query 11-110");
+  EXPECT_EQ(lines[8], "target: target 1-103");
+  EXPECT_EQ(lines[9].rfind("cigar: 30M1D16M", 0), 0u) << lines[9];
+  EXPECT_EQ(lines[10], "length: 103");
+  EXPECT_EQ(lines[11], "identity: 96");
+  EXPECT_EQ(lines[12], "similarity: 97");
+  EXPECT_EQ(lines[13], "gaps: 3");
+  EXPECT_EQ(lines[14].rfind("traceback_seconds: ", 0), 0u);
+  // --score-only: the score pass alone, the lines of before.
+  r = align({fa + "/protein_query.fa", fa + "/protein_target.fa", "--score-only"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto fast = tp::test::lines_of(r.out);
+  ASSERT_EQ(fast.size(), 7u) << r.out;
+  EXPECT_EQ(fast[0], "score: 526");
+  EXPECT_EQ(fast[2], "end_target: 103");
 }
 
 // Every tile function gives water's score and end; an ISA the CPU lacks or a typo is refused.
@@ -162,6 +178,11 @@ TEST(AlignCli, bad_input_exits_2_with_one_line) {
        "--gap-open: Value -1 not in range 0 to 10000"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--gap-extend", "x"},
        "--gap-extend: Value x not in range 0 to 10000"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--gap-extend", "0.0001"},
+       "gap penalties 10 and 0.0001 are not multiples of 0.001"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--gap-open", "10.001"},
+       "gap penalties 10.001 and 1 are scored in steps of 1/1000: above 10000 there (use coarser "
+       "fractions)"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "ednafull", "--tile", "8x8x8"},
        "--tile: '8x8x8' has 3 dimensions, expected 2 (QUERYxTARGET)"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "ednafull", "--tile", "0x8"},
@@ -173,6 +194,12 @@ TEST(AlignCli, bad_input_exits_2_with_one_line) {
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--grouping", "diagonal"},
        "--grouping: unknown grouping 'diagonal' (choose hyperplane|vertical)"},
       {{fa + "/dna_query.fa"}, "TARGET is required"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--format", "fasta"},
+       "--format: unknown format 'fasta' (choose text|pair|sam|blast)"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--format", "sam", "--json"},
+       "--json and --format sam print different things: choose one"},
+      {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--format", "pair", "--score-only"},
+       "--format pair shows the alignment: drop --score-only"},
   };
   for (const auto& c : cases) {
     auto r = align(c.args);

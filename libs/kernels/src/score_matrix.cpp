@@ -147,7 +147,7 @@ Expected<ScoreMatrix> ScoreMatrix::by_name_or_file(const std::string& name_or_pa
   std::string lower = name_or_path;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower == "blosum62") return blosum62();
+  if (lower == "blosum62" || lower == "eblosum62") return blosum62();
   if (lower == "ednafull") return ednafull();
   return load(name_or_path);
 }
@@ -156,6 +156,21 @@ int ScoreMatrix::score(char x, char y) const noexcept {
   const int a = index_of(x), b = index_of(y);
   TP_EXPECTS(a >= 0 && b >= 0);
   return score(static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b));
+}
+
+Expected<ScoreMatrix> ScoreMatrix::scaled(int factor) const {
+  TP_EXPECTS(factor >= 1);
+  ScoreMatrix out = *this;
+  for (std::int32_t& x : out.scores_) {
+    const std::int64_t v = std::int64_t{x} * factor;
+    if (v > max_entry || v < -max_entry) {
+      return fail(Errc::out_of_range,
+                  fmt::format("matrix {} scaled by {} has the entry {}, beyond +-{}", name_, factor,
+                              v, max_entry));
+    }
+    x = static_cast<std::int32_t>(v);
+  }
+  return out;
 }
 
 int ScoreMatrix::max_score() const noexcept {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -62,6 +63,21 @@ SwIsa best_sw_isa() noexcept {
     if (sw_isa_supported(isa)) return isa;
   }
   return SwIsa::scalar;
+}
+
+Expected<int> gap_scale(double open, double extend) {
+  for (const double v : {open, extend}) {
+    if (!(v >= 0 && v <= ScoreMatrix::max_entry)) {
+      return fail(Errc::invalid_argument,
+                  fmt::format("gap penalty {} outside [0, {}]", v, ScoreMatrix::max_entry));
+    }
+  }
+  const auto integral = [](double v) { return std::abs(v - std::round(v)) < 1e-9; };
+  for (const int f : {1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500, 1000}) {
+    if (integral(open * f) && integral(extend * f)) return f;
+  }
+  return fail(Errc::invalid_argument,
+              fmt::format("gap penalties {} and {} are not multiples of 0.001", open, extend));
 }
 
 namespace detail {

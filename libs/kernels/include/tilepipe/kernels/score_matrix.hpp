@@ -27,7 +27,8 @@ class ScoreMatrix {
   static const ScoreMatrix& blosum62();
   /// EDNAFULL (NUC.4.4) as EMBOSS ships it (15 IUPAC letters and U).
   static const ScoreMatrix& ednafull();
-  /// "blosum62" or "ednafull" (any case) for a built-in matrix, otherwise a file path.
+  /// "blosum62", "eblosum62", "ednafull" (any case; EMBOSS names its BLOSUM62 file EBLOSUM62) for a
+  /// built-in matrix, otherwise a file path.
   static Expected<ScoreMatrix> by_name_or_file(const std::string& name_or_path);
 
   /// The matrix's name (e.g. "BLOSUM62", or the file path).
@@ -50,6 +51,10 @@ class ScoreMatrix {
   [[nodiscard]] int index_of(char c) const noexcept {
     return index_[static_cast<unsigned char>(c)];
   }
+
+  /// This matrix with every entry times `factor` (>= 1), for fractional gap penalties scored in
+  /// integers (gap_scale); an Error if an entry leaves [-max_entry, max_entry].
+  [[nodiscard]] Expected<ScoreMatrix> scaled(int factor) const;
 
   /// Encodes a sequence; an unknown letter is an Error naming `what`, the position and the letter.
   [[nodiscard]] Expected<std::vector<std::uint8_t>> encode(std::string_view residues,

@@ -19,6 +19,12 @@ struct GapCosts {
   int extend = 1;
 };
 
+/// The least factor (1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500 or 1000) that
+/// makes both gap penalties integers (within 1e-9), as EMBOSS water takes them (10 and 0.5: 2); an
+/// Error naming the value when none does (finer than 1/1000) or a penalty is negative or above
+/// ScoreMatrix::max_entry. Scores are then computed in units of 1 / factor.
+Expected<int> gap_scale(double open, double extend);
+
 /// The instruction set of the sw tile function.
 enum class SwIsa { scalar, sse41, avx2 };
 

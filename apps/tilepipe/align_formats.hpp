@@ -1,0 +1,51 @@
+// `tilepipe align` output formats of one alignment: EMBOSS water's pair display, SAM, BLAST
+// -outfmt 6.
+#pragma once
+
+#include <tilepipe/kernels/score_matrix.hpp>
+#include <tilepipe/kernels/sw.hpp>
+#include <tilepipe/kernels/sw_align.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tp::app {
+
+/// One input sequence: its FASTA name, its letters as written and encoded.
+struct AlignSequence {
+  std::string name;
+  std::string letters;
+  std::vector<std::uint8_t> codes;
+};
+
+/// What the formats show: the sequences, the matrix, the gap costs and the alignment.
+struct AlignShown {
+  const AlignSequence& query;
+  const AlignSequence& target;
+  const kernels::ScoreMatrix& matrix;  ///< scaled by `scale`
+  double gap_open;
+  double gap_extend;
+  int scale;  ///< scores are in units of 1 / scale
+  const kernels::SwAlignment& alignment;
+  kernels::SwAlignmentStats stats;
+};
+
+/// A score in units of 1 / scale as the text outputs show it: an integer when scale is 1, else the
+/// shortest decimal ("362.5").
+std::string score_text(std::int64_t score, int scale);
+/// A number as EMBOSS water prints penalties and scores: 3 decimals, trailing zeros dropped but one
+/// ("10.0", "0.5", "364.042").
+std::string water_number(double x);
+
+/// EMBOSS water's srspair output from its "#====" header on: the counts, then blocks of 50
+/// columns (name, positions, `|` identity, `:` similarity, `.` other pairs as water marks them).
+std::string format_pair(const AlignShown& a);
+/// A SAM header (@HD, @SQ of the target, @PG) and one record: the query as the read (soft-clipped
+/// ends), the target as the reference; unmapped (flag 4) when nothing scores above 0.
+std::string format_sam(const AlignShown& a);
+/// BLAST's tabular line (-outfmt 6, 12 columns); evalue `*`, bitscore the raw score; no line when
+/// nothing scores above 0.
+std::string format_blast(const AlignShown& a);
+
+}  // namespace tp::app
