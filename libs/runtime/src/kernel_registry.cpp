@@ -67,10 +67,14 @@ Status load_plugin(const std::string& path, KernelRegistry& registry) {
                   " (rebuild the plugin against this tilepipe)");
   }
   if (table->count == 0) return refuse("registers no kernel");
-  // Every name first, so that a clash adds none of the plugin's kernels.
-  KernelRegistry trial = registry;
-  for (std::size_t i = 0; i < table->count; ++i) TP_TRY(trial.add(table->kernels[i], path));
-  registry = std::move(trial);
+  // Every name first (within the library, then against the registry), so that a clash adds none
+  // of the library's kernels and the registry's entries never move.
+  KernelRegistry own;
+  for (std::size_t i = 0; i < table->count; ++i) TP_TRY(own.add(table->kernels[i], path));
+  for (std::size_t i = 0; i < table->count; ++i) {
+    if (registry.find(table->kernels[i].name)) return registry.add(table->kernels[i], path);
+  }
+  for (std::size_t i = 0; i < table->count; ++i) TP_TRY(registry.add(table->kernels[i], path));
   return {};
 }
 

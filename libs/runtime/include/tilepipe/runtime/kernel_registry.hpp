@@ -77,7 +77,8 @@ struct PluginTable {
 /// tilepipe_plugin_table()`.
 inline constexpr const char* plugin_symbol = "tilepipe_plugin_table";
 
-/// Kernels by name. Entries keep their addresses (a deque); not thread-safe.
+/// Kernels by name. Entries keep their addresses while the registry lives (a deque, never
+/// erased from); not thread-safe.
 class KernelRegistry {
  public:
   /// Adds a kernel; `origin` says where it came from (a plugin's path). Error: the name is taken.
