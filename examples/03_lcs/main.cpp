@@ -1,7 +1,8 @@
 // A user's frontier kernel through the runtime's door: the LCS length of two generated strings on
 // forked ranks x threads, checked against its plain loop.
 //
-//   example_03_lcs [N1] [N2] [RANKS] [CPUS]
+//   example_03_lcs [N1] [N2] [RANKS] [CPUS]     forks RANKS ranks (default 2) of CPUS threads
+//   mpirun -np 3 example_03_lcs [N1] [N2]        joins the MPI job (its size is the rank count)
 #include "lcs.hpp"
 
 #include <tilepipe/run.hpp>
@@ -13,7 +14,8 @@ int main(int argc, char** argv) {
   const tp::exec::Index n1 = argc > 1 ? std::atoll(argv[1]) : 500;
   const tp::exec::Index n2 = argc > 2 ? std::atoll(argv[2]) : 400;
   tp::runtime::RunOptions options;
-  options.nodes = argc > 3 ? std::atoll(argv[3]) : 2;
+  options.nodes = argc > 3 ? std::atoll(argv[3]) : 0;  // 0: the MPI job's size, or 2 below
+  if (options.nodes == 0 && !tp::runtime::joins_mpi(options.launch)) options.nodes = 2;
   options.cpus = argc > 4 ? std::atoll(argv[4]) : 1;
   options.tile_height = 64;
   options.verify = true;
