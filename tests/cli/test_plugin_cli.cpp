@@ -271,15 +271,21 @@ TEST(PluginCli, each_unusable_plugin_is_one_line_and_exit_2) {
 }
 
 TEST(PluginCli, a_kernel_that_throws_exits_1_naming_rank_and_tile) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tp_plugin_throw_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto npy = dir / "a.npy";
   auto r = tilepipe({"run", "--plugin", TP_PLUGIN_TEST, "--kernel", "scaled", "--size", "40x40",
                      "--nodes", "2", "--cpus", "1", "--tile", "8", "--param", "throw_row=40",
-                     "--sync", "block"});
+                     "--sync", "block", "--output", npy.string()});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const std::string line = one_line_error(r);
   EXPECT_TRUE(std::regex_match(
       line,
       std::regex(R"(tilepipe: error: \[rank [01]\] tile at \(\d+, \d+\): .*row 40 is cursed)")))
       << line;
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "no output file, no temporary left behind";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
