@@ -9,13 +9,22 @@
 
 namespace tp::plugin::detail {
 
+// Hidden whatever visibility the plugin is compiled with: every library keeps its own list and
+// table. (A function-local static of a default-visibility inline function is STB_GNU_UNIQUE: the
+// dynamic loader would bind every plugin loaded later to the first one's object.)
+
 /// This library's kernels, in the order their registrations ran.
-inline std::vector<runtime::KernelEntry>& entries() {
+[[gnu::visibility("hidden")]] inline std::vector<runtime::KernelEntry>& entries() {
   static std::vector<runtime::KernelEntry> registered;
   return registered;
 }
 
-inline bool add(runtime::KernelEntry entry) {
+[[gnu::visibility("hidden")]] inline runtime::PluginTable& table() {
+  static runtime::PluginTable t;
+  return t;
+}
+
+[[gnu::visibility("hidden")]] inline bool add(runtime::KernelEntry entry) {
   entries().push_back(std::move(entry));
   return true;
 }
@@ -26,7 +35,7 @@ inline bool add(runtime::KernelEntry entry) {
 /// the linker keeps one). The loader reads abi_version before anything else.
 extern "C" [[gnu::visibility("default"), gnu::used]] inline const tp::runtime::PluginTable*
 tilepipe_plugin_table() {
-  static tp::runtime::PluginTable table;
+  tp::runtime::PluginTable& table = tp::plugin::detail::table();
   table.abi_version = tp::runtime::plugin_abi_version;
   table.kernels = tp::plugin::detail::entries().data();
   table.count = tp::plugin::detail::entries().size();
