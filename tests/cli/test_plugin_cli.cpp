@@ -100,10 +100,15 @@ TEST(PluginCli, recurrence_matches_its_plain_loop_on_ranks_and_threads) {
 TEST(PluginCli, frontier_lcs_matches_its_plain_loop_on_ranks_and_threads) {
   const auto expected = lcs::Lcs::format_result(lcs::plain_loop(211, 173, 5, 3));
   for (const auto& [nodes, cpus] : {std::pair{"2", "1"}, std::pair{"1", "2"}}) {
-    auto r = tilepipe({"run",     "--plugin", TP_PLUGIN_LCS, "--kernel", "lcs",        "--size",
-                       "211x173", "--param",  "seed=5",      "--param",  "alphabet=3", "--nodes",
-                       nodes,     "--cpus",   cpus,          "--tile",   "32",         "--sync",
-                       "block",   "--verify", "--json"});
+    // Two plugins loaded side by side, each with its own table.
+    auto r = tilepipe({"run",        "--plugin",    TP_PLUGIN_RECURRENCE,
+                       "--plugin",   TP_PLUGIN_LCS, "--kernel",
+                       "lcs",        "--size",      "211x173",
+                       "--param",    "seed=5",      "--param",
+                       "alphabet=3", "--nodes",     nodes,
+                       "--cpus",     cpus,          "--tile",
+                       "32",         "--sync",      "block",
+                       "--verify",   "--json"});
     ASSERT_EQ(r.exit_code, 0) << nodes << "x" << cpus << ": " << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["result"], expected);
