@@ -16,4 +16,5 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/tilepipeConfigVersi
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tilepipeConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/tilepipeConfigVersion.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/TilepipePlugin.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tilepipe)

@@ -35,6 +35,10 @@ int run_calibrate(int argc, char** argv) {
                  "~/.config/tilepipe/machine-TRANSPORT.json)");
   app.add_option("--kernel", problem.kernel,
                  "with --size: measure the tile shapes of this problem (wave2d|wave3d|wave4d)");
+  app.add_option("--plugin", problem.plugins,
+                 "with --kernel: a kernel plugin (as for tilepipe run) whose kernel to measure");
+  app.add_option("--param", problem.params,
+                 "with --kernel: a parameter of its kernel, name=value (repeatable)");
   app.add_option("--size", problem.size, "with --kernel: the problem's extents");
   app.add_option("--nodes", problem.nodes, "with --kernel: nodes of the problem's runs");
   app.add_option("--cpus", problem.cpus, "with --kernel: CPUs per node of the problem's runs");
@@ -44,7 +48,12 @@ int run_calibrate(int argc, char** argv) {
   app.add_flag("--quick", quick, "fewer and smaller probes (seconds; for tests and demos)");
   app.add_flag("--quiet", quiet, "no progress display");
   add_link_option(app, link);
+  if (const int rc = problem.add_plugin_help(app, argc, argv); rc >= 0) return rc;
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
+  if (auto st = problem.load_plugins(); !st) return report_error(st.error());
+  if (const auto* entry = problem.plugin_entry()) {
+    if (auto st = check_plugin_probe(*entry, "calibrate"); !st) return report_error(st.error());
+  }
 
   if (transport != "shm" && transport != "mpi") {
     return report_error(Error(Errc::invalid_argument, "--transport: unknown transport '" +
@@ -87,6 +96,11 @@ int run_calibrate(int argc, char** argv) {
     auto shapes = runtime::plan_shapes(problem.kernel, *base, *list);
     if (!shapes) return report_error(shapes.error());
     spec.shapes = *shapes;
+    if (const auto* entry = problem.plugin_entry()) {
+      auto values = problem.param_values();
+      if (!values) return report_error(values.error());
+      add_plugin_probe(spec, *entry, *values);
+    }
     spec.compute_ranks = static_cast<int>(
         std::min<std::int64_t>(16, std::max<std::int64_t>(1, base->nodes * base->cpus)));
     spec.slab_points =

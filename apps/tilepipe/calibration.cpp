@@ -36,6 +36,25 @@ runtime::CalibrateSpec builtin_calibration(bool quiet) {
   return spec;
 }
 
+void add_plugin_probe(runtime::CalibrateSpec& spec, const runtime::KernelEntry& entry,
+                      const exec::ParamValues& params) {
+  spec.probes = [others = spec.probes, e = &entry, params](
+                    const runtime::ComputeShape& shape, std::int64_t max_height,
+                    std::int64_t slab_points) -> Expected<runtime::TileCostPass> {
+    if (shape.kernel != e->name) return others(shape, max_height, slab_points);
+    TP_TRY(check_plugin_probe(*e, "calibration"));
+    return e->cost_probe(shape.tile, shape.along, max_height, slab_points, params);
+  };
+}
+
+Status check_plugin_probe(const runtime::KernelEntry& entry, std::string_view command) {
+  if (entry.cost_probe != nullptr) return {};
+  return fail(Errc::invalid_argument, "--kernel " + std::string(entry.name) + ": " +
+                                          std::string(command) +
+                                          " measures tiles of a kernel that keeps its array (this "
+                                          "one passes only faces between its tiles)");
+}
+
 std::vector<runtime::ComputeShape> default_shapes(bool quick) {
   std::vector<runtime::ComputeShape> out;
   const std::vector<std::int64_t> heights =

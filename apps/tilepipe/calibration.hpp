@@ -3,10 +3,12 @@
 #pragma once
 
 #include <tilepipe/runtime/calibrate.hpp>
+#include <tilepipe/runtime/kernel_registry.hpp>
 #include <tilepipe/support/expected.hpp>
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tp::app {
@@ -14,6 +16,14 @@ namespace tp::app {
 /// A calibration of the built-in kernels (their probes) with a progress bar on stderr unless
 /// `quiet`; the other fields keep runtime::CalibrateSpec's defaults.
 runtime::CalibrateSpec builtin_calibration(bool quiet);
+
+/// Routes the probes of kernel `entry` (a --plugin's, resident) to its own tile-cost probe with
+/// `params`; other kernels keep spec's probes. `entry` must outlive the spec.
+void add_plugin_probe(runtime::CalibrateSpec& spec, const runtime::KernelEntry& entry,
+                      const exec::ParamValues& params);
+
+/// Fails unless `entry` has a tile-cost probe (a resident kernel): `command` names who asks.
+Status check_plugin_probe(const runtime::KernelEntry& entry, std::string_view command);
 
 /// The generic shapes: wave2d 512 x z, wave3d 12 x 6 x z, wave4d 6 x 6 x 6 x z for tile
 /// heights z from 64 to 65536 (fewer and smaller with `quick`).

@@ -20,7 +20,9 @@ int run_plan(int argc, char** argv) {
   model_flags.add_to(app);
   bool json = false;
   app.add_flag("--json", json, "print the plan as one JSON object");
+  if (const int rc = options.add_plugin_help(app, argc, argv); rc >= 0) return rc;
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
+  if (auto st = options.load_plugins(); !st) return report_error(st.error());
 
   // A loop nest with negative dependence components runs in a transformed space (to_request
   // plans that space); the transformation is printed ahead of the plan.

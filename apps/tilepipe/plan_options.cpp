@@ -2,7 +2,9 @@
 #include "plan_options.hpp"
 
 #include <algorithm>
+#include <optional>
 
+#include "command.hpp"
 #include "kernel_catalog.hpp"
 #include "link_option.hpp"
 
@@ -13,13 +15,18 @@ namespace tp::app {
 
 void PlanOptions::add_to(CLI::App& app, bool executes) {
   if (executes) {
-    app.add_option("--kernel", kernel, "built-in kernel: " + run_kernel_names());
+    app.add_option("--kernel", kernel,
+                   "built-in kernel: " + run_kernel_names() + ", or a --plugin's kernel");
   } else {
-    app.add_option("--kernel", kernel, "built-in kernel: " + kernel_names());
+    app.add_option("--kernel", kernel,
+                   "built-in kernel: " + kernel_names() + ", or a --plugin's kernel");
     app.add_option("--deps", deps,
                    "dependence vectors, e.g. \"1,0,0;0,1,0;0,0,1\" (negative components: the "
                    "plan runs in a skewed or reversed space)");
   }
+  app.add_option("--plugin", plugins,
+                 "a kernel plugin, a shared library built with tilepipe/plugin.hpp (repeatable): "
+                 "--kernel names one of its kernels");
   app.add_option("--param", params,
                  "a kernel parameter name=value (repeatable), e.g. iterations=64 for sor2d");
   app.add_option("--size", size, "iteration space extents N_1xN_2x..., e.g. 12x12x524288")
@@ -87,12 +94,83 @@ Expected<model::ChoiceRequest> PlanOptions::to_choice_request() const {
   return choice;
 }
 
+Status PlanOptions::load_plugins() {
+  if (plugins.empty()) return {};
+  registry_ = std::make_shared<runtime::KernelRegistry>();
+  for (const auto& path : plugins) TP_TRY(runtime::load_plugin(path, *registry_));
+  if (kernel.empty()) {
+    return fail(Errc::invalid_argument,
+                "--kernel is required with --plugin (it has " + registry_->names() + ")");
+  }
+  auto entry = registry_->find(kernel);
+  if (!entry) return Unexpected{entry.error()};
+  plugin_entry_ = *entry;
+  return {};
+}
+
+int PlanOptions::add_plugin_help(CLI::App& app, int argc, char** argv) {
+  bool help = false;
+  std::vector<std::string> paths;
+  std::string name;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    const auto value = [&](std::string_view flag) -> std::optional<std::string> {
+      if (a == flag && i + 1 < argc) return std::string(argv[++i]);
+      if (a.size() > flag.size() && a.starts_with(flag) && a[flag.size()] == '=') {
+        return std::string(a.substr(flag.size() + 1));
+      }
+      return std::nullopt;
+    };
+    if (a == "--help" || a == "-h") {
+      help = true;
+    } else if (auto p = value("--plugin")) {
+      paths.push_back(*p);
+    } else if (auto k = value("--kernel")) {
+      name = *k;
+    }
+  }
+  if (!help || paths.empty()) return -1;
+  runtime::KernelRegistry registry;
+  for (const auto& path : paths) {
+    if (auto st = runtime::load_plugin(path, registry); !st) return report_error(st.error());
+  }
+  std::string text;
+  if (name.empty()) {
+    text = "Kernels of the plugin(s): " + registry.names() +
+           " (--kernel NAME --help: its "
+           "parameters)\n";
+  } else {
+    auto entry = registry.find(name);
+    if (!entry) return report_error(entry.error());
+    const runtime::KernelEntry& e = **entry;
+    text = "Kernel '" + name + "' (" +
+           (e.storage == exec::Storage::resident ? "resident" : "frontier") + ", " +
+           std::to_string(e.dims) + " dimensions) parameters, --param NAME=VALUE:\n";
+    for (const auto& spec : e.params) text += "  " + exec::describe_params({&spec, 1});
+    if (e.params.empty()) text += "  (none)\n";
+  }
+  app.footer(text);
+  return -1;
+}
+
+std::string PlanOptions::plugin_kernel_names() const {
+  return registry_ ? registry_->names() : std::string();
+}
+
+Expected<KernelInfo> PlanOptions::kernel_info() const {
+  if (!plugin_entry_) return find_kernel(kernel);
+  const runtime::KernelEntry& e = *plugin_entry_;
+  auto matrix = plan::DependenceMatrix::make(e.dims, e.deps);
+  if (!matrix) return Unexpected{matrix.error()};
+  return KernelInfo{e.name, e.storage, e.dims, *matrix, e.params, false, e.check};
+}
+
 Expected<exec::ParamValues> PlanOptions::param_values() const {
   if (kernel.empty()) {
     if (!params.empty()) return fail(Errc::invalid_argument, "--param needs --kernel");
     return exec::ParamValues::parse({}, {});
   }
-  auto k = find_kernel(kernel);
+  auto k = kernel_info();
   if (!k) return Unexpected{k.error()};
   return exec::ParamValues::parse(k->params, params);
 }
@@ -110,7 +188,7 @@ Expected<std::pair<plan::Index, plan::DependenceMatrix>> PlanOptions::loop_nest(
   auto values = param_values();
   if (!values) return Unexpected{values.error()};
   if (!kernel.empty()) {
-    auto k = find_kernel(kernel);
+    auto k = kernel_info();
     if (!k) return Unexpected{k.error()};
     const int given = k->time_loop ? k->dims - 1 : k->dims;
     if (given != n) {

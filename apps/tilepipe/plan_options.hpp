@@ -1,15 +1,19 @@
 // The planning flags shared by `tilepipe plan` and the commands that execute a plan.
 #pragma once
 
+#include "kernel_catalog.hpp"
+
 #include <tilepipe/exec/kernel_params.hpp>
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/machine.hpp>
 #include <tilepipe/plan/plan.hpp>
 #include <tilepipe/plan/transform.hpp>
+#include <tilepipe/runtime/kernel_registry.hpp>
 #include <tilepipe/support/expected.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,13 +33,24 @@ struct PlanOptions {
   std::string map_dim = "auto";
   std::string schedule = "overlap";
   std::string grouping = "hyperplane";
-  std::vector<std::string> params;  ///< --param name=value, repeatable
+  std::vector<std::string> params;   ///< --param name=value, repeatable
+  std::vector<std::string> plugins;  ///< --plugin FILE.so, repeatable
 
   /// Adds --kernel --deps --param --size --tile --tiling-matrix --nodes --cpus --mesh --map-dim
   /// --schedule --grouping to a CLI11 app. `executes`: for a command that runs a built-in
   /// kernel with rectangular tiles (no --deps, no --tiling-matrix; --kernel offers the kernels
   /// tilepipe run executes only).
   void add_to(CLI::App& app, bool executes = false);
+  /// Loads the --plugin libraries (none: nothing); --kernel then names one of their kernels.
+  [[nodiscard]] Status load_plugins();
+  /// For `--help` with --plugin: loads the plugins named in argv (before parsing) and adds the
+  /// --kernel's parameters (or the plugins' kernels) to the help text. Returns -1 to go on, or
+  /// the exit code of a plugin that does not load (its error printed).
+  int add_plugin_help(CLI::App& app, int argc, char** argv);
+  /// The --kernel's entry when --plugin was given (after load_plugins), else nullptr.
+  [[nodiscard]] const runtime::KernelEntry* plugin_entry() const { return plugin_entry_; }
+  /// The --plugin libraries' kernels, "a|b" (after load_plugins).
+  [[nodiscard]] std::string plugin_kernel_names() const;
   /// The kernel's parameters from --param (its defaults for the rest); needs --kernel.
   [[nodiscard]] Expected<exec::ParamValues> param_values() const;
   /// The unimodular transformation the plan runs in when a dependence has a negative component
@@ -50,6 +65,10 @@ struct PlanOptions {
 
  private:
   Expected<plan::PlanRequest> parse(model::ChoiceRequest* autos) const;
+  /// The --kernel: the plugin's (after load_plugins) or a built-in one.
+  Expected<KernelInfo> kernel_info() const;
+  std::shared_ptr<runtime::KernelRegistry> registry_;  ///< the --plugin kernels
+  const runtime::KernelEntry* plugin_entry_ = nullptr;
   /// The loop nest's extents and dependences (before any transformation).
   Expected<std::pair<plan::Index, plan::DependenceMatrix>> loop_nest() const;
 };

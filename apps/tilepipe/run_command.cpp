@@ -1,5 +1,6 @@
-// `tilepipe run`: executes a plan for a built-in wave or sor kernel on ranks x threads, reports the
-// wall time, points per second, the checksum, per-phase times and the hidden communication.
+// `tilepipe run`: executes a plan for a built-in wave or sor kernel, or a plugin's kernel, on ranks
+// x threads; reports the wall time, points per second, the checksum (or the kernel's result),
+// per-phase times and the hidden communication.
 #include "comm_options.hpp"
 #include "command.hpp"
 #include "kernel_catalog.hpp"
@@ -13,6 +14,7 @@
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/machine_file.hpp>
 #include <tilepipe/runtime/calibrate.hpp>
+#include <tilepipe/runtime/kernel_entry.hpp>
 #include <tilepipe/runtime/run.hpp>
 #include <tilepipe/support/npy.hpp>
 #include <tilepipe/support/parse.hpp>
@@ -72,7 +74,7 @@ nlohmann::ordered_json phases_json(const exec::PhaseTimes& p) {
 }
 
 // Everything rank 0 prints once every rank has finished; the trace file, when asked for.
-int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, OutputFile* trace) {
+int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace) {
   const plan::Plan& plan = total.planned.plan;
   const std::optional<model::Choice>& choice = total.planned.choice;
   const std::optional<bool> verified = total.verified;
@@ -81,7 +83,7 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, Ou
   const double rate = seconds > 0 ? static_cast<double>(points) / seconds : 0;
   const auto phases = total.summary.phases();
   const double hidden = total.summary.hidden_share();
-  const std::string checksum = kernels::format_checksum(total.result);
+  const char* result_key = total.checksum ? "checksum" : "result";
   if (f.json) {
     nlohmann::ordered_json j = json_preamble("run");
     j["kernel"] = f.plan.kernel;
@@ -111,7 +113,7 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, Ou
     j["steps"] = plan.steps();
     j["sweeps"] = f.sweeps;
     j["seconds_per_sweep"] = seconds / f.sweeps;
-    j["checksum"] = checksum;
+    j[result_key] = total.result;
     j["seconds"] = seconds;
     j["points"] = points;
     j["points_per_s"] = rate;
@@ -174,7 +176,10 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, Ou
       fmt::print("  emulated link      {}\n", comm::to_string(f.parsed_link));
     }
     fmt::print("  points per second  {:.4g}\n", rate);
-    fmt::print("  checksum           {}\n", checksum);
+    if (!f.loop_size && !f.params_text.empty()) {
+      fmt::print("  parameters         {}\n", f.params_text);
+    }
+    fmt::print("  {:<18} {}\n", result_key, total.result);
     fmt::print(
         "  phases (s, all threads): compute {:.6f}  send start {:.6f}  waiting {:.6f}  "
         "synchronization {:.6f}\n",
@@ -210,8 +215,8 @@ int report(const RunFlags& f, const runtime::RunResult<std::uint64_t>& total, Ou
     if (!st) return report_error(st.error());
   }
   if (verified && !*verified) {
-    return report_error(
-        Error(Errc::internal, "the checksum differs from the sequential reference"));
+    return report_error(Error(Errc::internal, std::string("the ") + result_key +
+                                                  " differs from the sequential reference"));
   }
   return exit_ok;
 }
@@ -231,7 +236,7 @@ int run_wave(const RunFlags& f, const plan::Index& size, const runtime::RunOptio
   auto result = runtime::run(*kernel, size, options);
   if (!result) return report_error(result.error());
   if (!result->root) return exit_ok;
-  return report(f, *result, trace);
+  return report(f, runtime::to_report<kernels::Wave<D>>(std::move(*result)), trace);
 }
 
 template <int S>
@@ -256,6 +261,19 @@ int run_sor(RunFlags& f, const plan::Index& size, const runtime::RunOptions& opt
   f.transform_text = (*transformed)->transform.to_string();
   std::fflush(stdout);  // forked ranks must not repeat buffered output
   auto result = runtime::run(*kernel, space, options);
+  if (!result) return report_error(result.error());
+  if (!result->root) return exit_ok;
+  return report(f, runtime::to_report<kernels::Sor<S>>(std::move(*result)), trace);
+}
+
+/// A --plugin's kernel through its entry points (the plugin runs the door).
+int run_plugin(RunFlags& f, const runtime::KernelEntry& entry, const plan::Index& size,
+               const runtime::RunOptions& options, OutputFile* trace) {
+  auto values = f.plan.param_values();
+  if (!values) return report_error(values.error());
+  if (!entry.params.empty()) f.params_text = values->to_string();
+  std::fflush(stdout);  // forked ranks must not repeat buffered output
+  auto result = entry.run(size, *values, options);
   if (!result) return report_error(result.error());
   if (!result->root) return exit_ok;
   return report(f, *result, trace);
@@ -385,13 +403,15 @@ int run_run(int argc, char** argv) {
                  "run the whole sweep this many times over the same arrays, set up once")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--output", f.output,
-                 "write the computed array (the interior, C order; wave: float32, sweep3d: phi "
-                 "as float64) to this .npy file");
+                 "write the computed array (the interior, C order, the kernel's element type; "
+                 "sweep3d: phi as float64) to this .npy file");
   app.add_flag("--json", f.json, "print the results as one JSON object");
   app.add_option("--machine", f.machine,
                  "machine file (tilepipe calibrate): --tile/--schedule/--grouping auto choose by "
                  "the cost model; default: the file tilepipe calibrate writes, if present");
+  if (const int rc = f.plan.add_plugin_help(app, argc, argv); rc >= 0) return rc;
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
+  if (auto st = f.plan.load_plugins(); !st) return report_error(st.error());
   // Output paths before any work (an empty --trace '' is refused, not ignored).
   std::optional<OutputFile> trace_file;
   if (app.count("--trace") > 0) {
@@ -413,7 +433,7 @@ int run_run(int argc, char** argv) {
                                   "; Smith-Waterman runs with tilepipe align)"));
   }
   if (auto k = find_kernel(f.plan.kernel);
-      !k || (k->storage != exec::Storage::resident && !k->time_loop)) {
+      !f.plan.plugin_entry() && (!k || (k->storage != exec::Storage::resident && !k->time_loop))) {
     return report_error(Error(Errc::invalid_argument,
                               "--kernel: tilepipe run runs " + run_kernel_names() + ", not '" +
                                   f.plan.kernel + "' (Smith-Waterman: tilepipe align)"));
@@ -472,6 +492,7 @@ int run_run(int argc, char** argv) {
   o.machine = *machine;
   o.kernel_name = f.plan.kernel;
   OutputFile* trace = trace_file ? &*trace_file : nullptr;
+  if (const auto* entry = f.plan.plugin_entry()) return run_plugin(f, *entry, *extents, o, trace);
   if (f.plan.kernel == "sor2d") return run_sor<2>(f, *extents, o, trace);
   if (f.plan.kernel == "sor3d") return run_sor<3>(f, *extents, o, trace);
   if (f.plan.kernel == "sweep3d") return run_sweep3d(f, *extents, o, trace);
@@ -486,7 +507,7 @@ int run_run(int argc, char** argv) {
 }
 
 const CommandRegistration registration{
-    {"run", "run a wave kernel's plan on ranks x threads: time, checksum, phases", &run_run}};
+    {"run", "run a kernel's plan on ranks x threads: time, checksum, phases", &run_run}};
 
 }  // namespace
 }  // namespace tp::app

@@ -114,7 +114,9 @@ int run_simulate(int argc, char** argv) {
   app.add_flag("--json", json, "print the plan, prediction and simulation as one JSON object");
   app.add_flag("--progress", progress,
                "show progress on stderr (default: only when stderr is a terminal)");
+  if (const int rc = options.add_plugin_help(app, argc, argv); rc >= 0) return rc;
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
+  if (auto st = options.load_plugins(); !st) return report_error(st.error());
 
   // The flags first (bad input before file trouble), then the file.
   if (!model_flags.given()) {

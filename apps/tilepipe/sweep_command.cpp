@@ -274,7 +274,12 @@ int run_sweep(int argc, char** argv) {
   bool json = false;
   bool quiet = false;
   std::string link_spec;
-  app.add_option("--kernel", problem.kernel, "wave2d|wave3d|wave4d")->required();
+  app.add_option("--kernel", problem.kernel, "wave2d|wave3d|wave4d, or a --plugin's kernel")
+      ->required();
+  app.add_option("--plugin", problem.plugins,
+                 "a kernel plugin (as for tilepipe run): --kernel names one of its kernels");
+  app.add_option("--param", problem.params,
+                 "a parameter of the plugin's kernel, name=value (repeatable)");
   app.add_option("--size", problem.size, "iteration space extents, e.g. 12x12x524288")->required();
   app.add_option("--nodes", problem.nodes, "nodes (local ranks), default 2");
   app.add_option("--cpus", problem.cpus, "CPUs (threads) per node, default 1");
@@ -296,6 +301,7 @@ int run_sweep(int argc, char** argv) {
   app.add_flag("--json", json, "print a JSON array, one object per measured point");
   app.add_flag("--quiet", quiet, "no progress display");
   add_link_option(app, link_spec);
+  if (const int rc = problem.add_plugin_help(app, argc, argv); rc >= 0) return rc;
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
 
   // Bad input first, before any measurement; the output paths first of all.
@@ -305,7 +311,12 @@ int run_sweep(int argc, char** argv) {
   std::optional<OutputFile>& save_machine_file = (*outputs)[0];
   std::optional<OutputFile>& csv_file = (*outputs)[1];
   std::optional<OutputFile>& plot_file = (*outputs)[2];
-  if (problem.kernel != "wave2d" && problem.kernel != "wave3d" && problem.kernel != "wave4d") {
+  if (auto st = problem.load_plugins(); !st) return report_error(st.error());
+  const runtime::KernelEntry* plugin = problem.plugin_entry();
+  if (plugin) {
+    if (auto st = check_plugin_probe(*plugin, "sweep"); !st) return report_error(st.error());
+  } else if (problem.kernel != "wave2d" && problem.kernel != "wave3d" &&
+             problem.kernel != "wave4d") {
     return report_error(Error(Errc::invalid_argument,
                               "--kernel: tilepipe sweep runs "
                               "wave2d|wave3d|wave4d, not '" +
@@ -375,6 +386,11 @@ int run_sweep(int argc, char** argv) {
     auto shapes = runtime::plan_shapes(problem.kernel, *base, *height_list);
     if (!shapes) return report_error(shapes.error());
     spec.shapes = *shapes;
+    if (plugin) {
+      auto values = problem.param_values();
+      if (!values) return report_error(values.error());
+      add_plugin_probe(spec, *plugin, *values);
+    }
     spec.compute_ranks =
         static_cast<int>(std::clamp<std::int64_t>(base->nodes * base->cpus, 1, 16));
     spec.slab_points = std::min(
@@ -461,6 +477,8 @@ int run_sweep(int argc, char** argv) {
         args.emplace_back("--link");
         args.push_back(comm::to_string(*link));
       }
+      for (const auto& path : problem.plugins) args.insert(args.end(), {"--plugin", path});
+      for (const auto& param : problem.params) args.insert(args.end(), {"--param", param});
       std::string err;
       const auto r = run_child(args, &err);
       if (r.status != 0) {

@@ -1,0 +1,106 @@
+// The kernel registry: kernels of any type behind one table of type-erased entry points (plan
+// info, a run through the door, a tile-cost probe), and the loader of kernel plugins (shared
+// libraries built with tilepipe/plugin.hpp). Knows no kernel by name; never prints.
+#pragma once
+
+#include <tilepipe/exec/kernel.hpp>
+#include <tilepipe/exec/kernel_params.hpp>
+#include <tilepipe/exec/run_report.hpp>
+#include <tilepipe/exec/trace.hpp>
+#include <tilepipe/runtime/run_options.hpp>
+#include <tilepipe/support/expected.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tp::runtime {
+
+/// The version of the plugin ABI: the layout of PluginTable, KernelEntry and of every type its
+/// entry points take or return (RunOptions, RunReport and what they hold). Raised whenever one of
+/// them changes; a plugin built for another version is refused at load (docs/adr/0006).
+inline constexpr std::uint32_t plugin_abi_version = 1;
+
+/// A run's report whatever the kernel's result type: RunResult with the result as text.
+struct RunReport {
+  explicit RunReport(PlannedRun p) : planned(std::move(p)) {}
+
+  int rank = 0;
+  bool root = true;
+  PlannedRun planned;
+  std::string result;     ///< the kernel's result as text (checksums: 16 hex digits)
+  bool checksum = false;  ///< the result is a 64-bit checksum (result_type std::uint64_t)
+  exec::RunSummary summary;
+  std::vector<std::vector<exec::Span>> spans;
+  std::optional<bool> verified;
+};
+
+/// A tile-cost probe (calibration): a function of the tile height that runs one timed pass over
+/// a slab and returns seconds per point.
+using CostProbe = std::function<double(std::int64_t height)>;
+
+/// One kernel behind type-erased entry points, instantiated where the kernel's type is known
+/// (make_entry in kernel_entry.hpp; inside the plugin for a plugin's kernel).
+struct KernelEntry {
+  std::string_view name;
+  exec::Storage storage = exec::Storage::resident;
+  int dims = 0;
+  std::vector<std::vector<std::int64_t>> deps;  ///< the kernel's dependence vectors (>= 0)
+  std::span<const exec::ParamSpec> params;      ///< what --param may set (may be empty)
+  /// Checks a space of `size` and the parameters as the kernel's make() does (bad input).
+  Status (*check)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
+  /// Makes the kernel and runs it through the door (runtime::run) over 1..size[d].
+  Expected<RunReport> (*run)(const plan::Index& size, const exec::ParamValues& params,
+                             const RunOptions& options) = nullptr;
+  /// Resident kernels: exec::TileCostProbe over tiles of cross-section `cross` (the extent along
+  /// `along` ignored) at heights 1..max_height through a slab of at least slab_points points.
+  /// nullptr for frontier kernels.
+  Expected<CostProbe> (*cost_probe)(const std::vector<std::int64_t>& cross, int along,
+                                    std::int64_t max_height, std::int64_t slab_points,
+                                    const exec::ParamValues& params) = nullptr;
+};
+
+/// What a plugin exports through its one extern "C" symbol `tilepipe_plugin_table` (a function
+/// returning a pointer to it). `abi_version` stays the first member in every version.
+struct PluginTable {
+  std::uint32_t abi_version = plugin_abi_version;
+  const KernelEntry* kernels = nullptr;
+  std::size_t count = 0;
+};
+
+/// The name of the symbol a plugin exports: `extern "C" const PluginTable*
+/// tilepipe_plugin_table()`.
+inline constexpr const char* plugin_symbol = "tilepipe_plugin_table";
+
+/// Kernels by name. Entries keep their addresses while the registry lives (a deque, never
+/// erased from); not thread-safe.
+class KernelRegistry {
+ public:
+  /// Adds a kernel; `origin` says where it came from (a plugin's path). Error: the name is taken.
+  Status add(const KernelEntry& entry, std::string origin = {});
+  /// The kernel called `name`; the error lists the names there are (option "kernel").
+  [[nodiscard]] Expected<const KernelEntry*> find(std::string_view name) const;
+  /// "a|b|c", in the order added.
+  [[nodiscard]] std::string names() const;
+  [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
+
+ private:
+  struct Slot {
+    KernelEntry entry;
+    std::string origin;
+  };
+  std::deque<Slot> entries_;
+};
+
+/// Loads the plugin at `path` (dlopen, RTLD_NOW | RTLD_LOCAL; never unloaded) and adds its
+/// kernels to `registry`. Errors (Errc::invalid_argument, option "plugin"): the library does not
+/// load (the path and dlerror), lacks the symbol, was built for another ABI version, registers
+/// no kernel, or a kernel name already in the registry.
+Status load_plugin(const std::string& path, KernelRegistry& registry);
+
+}  // namespace tp::runtime

@@ -1,0 +1,78 @@
+// The kernel registry in one process (no dlopen): make_entry's plan information and entry points,
+// names unique, find's error listing the names; the loader's own refusals are in
+// tests/cli/test_plugin_cli.cpp (built plugins).
+#include "03_lcs/lcs.hpp"
+
+#include <tilepipe/runtime/kernel_entry.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using tp::runtime::KernelRegistry;
+using tp::runtime::make_entry;
+
+TEST(KernelRegistry, entry_carries_the_kernels_plan_information) {
+  const auto e = make_entry<lcs::Lcs>("lcs");
+  EXPECT_EQ(e.name, "lcs");
+  EXPECT_EQ(e.storage, tp::exec::Storage::frontier);
+  EXPECT_EQ(e.dims, 2);
+  EXPECT_EQ(e.deps, (std::vector<std::vector<std::int64_t>>{{1, 0}, {0, 1}, {1, 1}}));
+  ASSERT_EQ(e.params.size(), 2u);
+  EXPECT_EQ(e.params[1].name, "alphabet");
+  EXPECT_EQ(e.cost_probe, nullptr);  // frontier: no slab to probe
+  auto bad = tp::exec::ParamValues::parse(e.params, {"alphabet=300"});
+  ASSERT_TRUE(bad);
+  auto st = e.check({10, 10}, *bad);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message, "alphabet=300 must be 1..256");
+  EXPECT_FALSE(e.check({10, 10, 10}, *bad));  // three extents for a 2-D kernel
+}
+
+TEST(KernelRegistry, entry_runs_the_door_and_reports_the_result_as_text) {
+  const auto e = make_entry<lcs::Lcs>("lcs");
+  auto params = tp::exec::ParamValues::parse(e.params, {"seed=3"});
+  ASSERT_TRUE(params);
+  tp::runtime::RunOptions o;
+  o.nodes = 1;
+  o.cpus = 2;
+  o.tile_height = 16;
+  o.verify = true;
+  o.launch = tp::runtime::LaunchMode::fork;
+  auto r = e.run({70, 50}, *params, o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->result, lcs::Lcs::format_result(lcs::plain_loop(70, 50, 3, 4)));
+  EXPECT_FALSE(r->checksum);
+  EXPECT_EQ(r->verified, true);
+}
+
+TEST(KernelRegistry, names_are_unique_and_find_lists_them) {
+  KernelRegistry registry;
+  ASSERT_TRUE(registry.add(make_entry<lcs::Lcs>("lcs"), "a.so"));
+  ASSERT_TRUE(registry.add(make_entry<lcs::Lcs>("lcs2"), "b.so"));
+  auto again = registry.add(make_entry<lcs::Lcs>("lcs"), "c.so");
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().option, "plugin");
+  EXPECT_EQ(again.error().message, "c.so: kernel 'lcs' is registered already (from a.so)");
+  EXPECT_EQ(registry.names(), "lcs|lcs2");
+  auto found = registry.find("lcs2");
+  ASSERT_TRUE(found);
+  EXPECT_EQ((*found)->name, "lcs2");
+  auto missing = registry.find("x");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().option, "kernel");
+  EXPECT_EQ(missing.error().message, "'x' is not a kernel of a.so, b.so (it has lcs|lcs2)");
+}
+
+TEST(KernelRegistry, a_library_that_does_not_load_is_refused_with_dlerror) {
+  KernelRegistry registry;
+  auto st = tp::runtime::load_plugin("/nonexistent/libx.so", registry);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().option, "plugin");
+  EXPECT_EQ(st.error().message,
+            "/nonexistent/libx.so: does not load: /nonexistent/libx.so: cannot open shared "
+            "object file: No such file or directory");
+  EXPECT_TRUE(registry.empty());
+}
+
+}  // namespace
