@@ -152,6 +152,24 @@ def sor():
     return out
 
 
+def sweep3d():
+    found = sorted(glob.glob(os.path.join(ROOT, "bench/sweep3d/results/*.json")))
+    if not found:
+        return []
+    f = found[-1]
+    j = json.load(open(f))
+    out = [f"### sweep3d {j['size']}, S{2 if j['angles'] == 1 else 4}, T = {j['iterations']}, "
+           f"against the plain loop (`{rel(f)}`, load {j['load_before'][0]:.2f} before, "
+           f"{j['load_after'][0]:.2f} after)", "",
+           "| configuration | median [min, max] | efficiency T_plain / (workers x T) |",
+           "|---|---:|---:|"]
+    for r in j["rows"]:
+        eff = f"{r['efficiency_vs_plain']:.2f}" if "efficiency_vs_plain" in r else "1 (reference)"
+        out.append(f"| {r['what']} | {r['median_s']:.3f} s [{r['min_s']:.3f}, {r['max_s']:.3f}] "
+                   f"| {eff} |")
+    return out
+
+
 def recurrence():
     d = newest("bench/recurrence/results/*")
     j = json.load(open(os.path.join(d, "results.json")))
@@ -173,7 +191,8 @@ def block():
              "on; commands, conditions and spreads are in the dated sections below and in the "
              "results folders named in each heading. Regenerate with "
              "`python3 tools/bench_summary.py`.", ""]
-    for area in (comm, executor, model, smith_waterman, simulation, faults, sor, recurrence):
+    for area in (comm, executor, model, smith_waterman, simulation, faults, sor, sweep3d,
+                 recurrence):
         parts += area() + [""]
     return "\n".join(parts) + END
 
