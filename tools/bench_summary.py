@@ -193,7 +193,9 @@ def block():
              "`python3 tools/bench_summary.py`.", ""]
     for area in (comm, executor, model, smith_waterman, simulation, faults, sor, sweep3d,
                  recurrence):
-        parts += area() + [""]
+        lines = area()
+        if lines:
+            parts += lines + [""]
     return "\n".join(parts) + END
 
 
