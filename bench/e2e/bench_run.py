@@ -27,11 +27,10 @@ import subprocess
 import sys
 
 
-def run_json(cmd, env=None):
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if out.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
-    return json.loads(out.stdout)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import benchlib  # noqa: E402
+
+run_json = benchlib.run_json
 
 
 def median_run(cmd, repeat, env=None):

@@ -22,11 +22,10 @@ import subprocess
 import sys
 
 
-def run_json(cmd):
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
-    return json.loads(out.stdout)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import benchlib  # noqa: E402
+
+run_json = benchlib.run_json
 
 
 def load():

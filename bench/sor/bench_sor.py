@@ -21,11 +21,10 @@ import sys
 import time
 
 
-def run_json(argv):
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(argv)}: exit {r.returncode}: {r.stderr.strip()}")
-    return json.loads(r.stdout)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import benchlib  # noqa: E402
+
+run_json = benchlib.run_json
 
 
 def main():
