@@ -325,7 +325,7 @@ int run_sweep3d(RunFlags& f, const plan::Index& size, runtime::RunOptions option
     const auto phi = kernels::sweep3d_reference(n, params);
     result->verified = kernels::sweep3d_checksum(phi) == result->result;
   }
-  return report(f, *result, trace);
+  return report(f, runtime::to_report<kernels::Sweep3d>(std::move(*result)), trace);
 }
 
 /// The machine file the run's automatic choices use: --machine (errors are the user's), else the
