@@ -5,7 +5,9 @@
 #include <tilepipe/kernels/score_matrix.hpp>
 #include <tilepipe/kernels/sw.hpp>
 #include <tilepipe/kernels/sw_align.hpp>
+#include <tilepipe/kernels/sw_search.hpp>
 #include <tilepipe/runtime/run.hpp>
+#include <tilepipe/support/output_file.hpp>
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
@@ -18,6 +20,7 @@
 #include <string>
 
 #include "align_formats.hpp"
+#include "align_search.hpp"
 #include "comm_options.hpp"
 #include "command.hpp"
 
@@ -43,6 +46,9 @@ struct AlignOptions {
   bool json = false;
   bool score_only = false;
   std::string format = "text";
+  std::string top;  ///< empty: not given
+  std::string output;
+  std::int64_t tiled_cells = kernels::SwSearchOptions::default_tiled_cells;
 };
 
 struct AlignOutput {
@@ -57,24 +63,28 @@ struct AlignOutput {
   double traceback_seconds = 0;
 };
 
-Expected<AlignSequence> read_one(const std::string& path, const kernels::ScoreMatrix& matrix) {
+// Every record of a FASTA file, encoded; a letter outside the matrix names the file, the record
+// and the position.
+Expected<std::vector<AlignSequence>> read_all(const std::string& path,
+                                              const kernels::ScoreMatrix& matrix) {
   auto records = kernels::read_fasta(path);
   if (!records) return Unexpected{records.error()};
-  if (records->size() != 1) {
-    return fail(Errc::invalid_argument,
-                fmt::format("{}: {} sequences; tilepipe align takes one sequence per file", path,
-                            records->size()));
+  std::vector<AlignSequence> out;
+  out.reserve(records->size());
+  for (auto& r : *records) {
+    auto codes = matrix.encode(r.residues, fmt::format("{} sequence '{}'", path, r.name));
+    if (!codes) return Unexpected{codes.error()};
+    out.push_back(AlignSequence{std::move(r.name), std::move(r.letters), std::move(*codes)});
   }
-  auto& r = records->front();
-  auto codes = matrix.encode(r.residues, fmt::format("{} sequence '{}'", path, r.name));
-  if (!codes) return Unexpected{codes.error()};
-  return AlignSequence{std::move(r.name), std::move(r.letters), std::move(*codes)};
+  return out;
 }
 
 struct Inputs {
   kernels::ScoreMatrix matrix;  ///< scaled by `scale`
-  AlignSequence query;
-  AlignSequence target;
+  std::vector<AlignSequence> queries;
+  std::vector<AlignSequence> targets;
+  AlignSequence query;   ///< one pair: the only query (moved from queries)
+  AlignSequence target;  ///< one pair: the only target
   kernels::SwOptions sw;
   int scale = 1;           ///< scores in units of 1 / scale (fractional gap penalties)
   kernels::GapCosts gaps;  ///< scaled
@@ -100,9 +110,9 @@ Expected<Inputs> load_inputs(const AlignOptions& o) {
     matrix = matrix->scaled(*scale);
     if (!matrix) return Unexpected{matrix.error()};
   }
-  auto query = read_one(o.query_path, *matrix);
+  auto query = read_all(o.query_path, *matrix);
   if (!query) return Unexpected{query.error()};
-  auto target = read_one(o.target_path, *matrix);
+  auto target = read_all(o.target_path, *matrix);
   if (!target) return Unexpected{target.error()};
   kernels::SwOptions sw;
   if (o.simd != "auto") {
@@ -113,7 +123,8 @@ Expected<Inputs> load_inputs(const AlignOptions& o) {
   sw.min_bits = o.simd_bits;
   const kernels::GapCosts gaps{static_cast<int>(std::lround(o.gap_open * *scale)),
                                static_cast<int>(std::lround(o.gap_extend * *scale))};
-  return Inputs{std::move(*matrix), std::move(*query), std::move(*target), sw, *scale, gaps};
+  return Inputs{
+      std::move(*matrix), std::move(*query), std::move(*target), {}, {}, sw, *scale, gaps};
 }
 
 // The traceback after the score pass (not with --score-only): one optimal alignment ending at the
@@ -167,19 +178,20 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
   return out;
 }
 
-void print_result(const AlignOptions& o, const Inputs& in, const AlignOutput& out) {
+std::string result_text(const AlignOptions& o, const Inputs& in, const AlignOutput& out) {
   std::optional<AlignShown> shown;
   if (out.alignment) {
     shown.emplace(AlignShown{
         in.query, in.target, in.matrix, o.gap_open, o.gap_extend, in.scale, *out.alignment,
         kernels::alignment_stats(in.matrix, in.query.codes, in.target.codes, *out.alignment)});
   }
-  if (o.format == "pair") return fmt::print("{}", format_pair(*shown));
-  if (o.format == "sam") return fmt::print("{}", format_sam(*shown));
-  if (o.format == "blast") return fmt::print("{}", format_blast(*shown));
+  if (o.format == "pair") return format_pair(*shown);
+  if (o.format == "sam") return format_sam(*shown);
+  if (o.format == "blast") return format_blast(*shown);
   const double cells =
       static_cast<double>(out.query_length) * static_cast<double>(out.target_length);
   const double gcups = out.seconds > 0 ? cells / out.seconds / 1e9 : 0.0;
+  std::string text;
   if (o.json) {
     nlohmann::ordered_json j = json_preamble("align");
     const nlohmann::ordered_json score =
@@ -215,31 +227,35 @@ void print_result(const AlignOptions& o, const Inputs& in, const AlignOutput& ou
                                       {"gaps", s.gaps},
                                       {"traceback_seconds", out.traceback_seconds}});
     }
-    fmt::print("{}\n", j.dump());
+    text = j.dump() + "\n";
   } else {
-    fmt::print("score: {}\nend_query: {}\nend_target: {}\n", score_text(out.best.score, in.scale),
-               out.best.end_query, out.best.end_target);
-    fmt::print("cells: {} x {}\nseconds: {:.6f}\ngcups: {:.3f}\nsimd: {}\n", out.query_length,
-               out.target_length, out.seconds, gcups, out.simd);
+    text +=
+        fmt::format("score: {}\nend_query: {}\nend_target: {}\n",
+                    score_text(out.best.score, in.scale), out.best.end_query, out.best.end_target);
+    text += fmt::format("cells: {} x {}\nseconds: {:.6f}\ngcups: {:.3f}\nsimd: {}\n",
+                        out.query_length, out.target_length, out.seconds, gcups, out.simd);
     if (!out.grouping.empty()) {
-      fmt::print("grouping: {}{}\n", out.grouping,
-                 out.grouping == "vertical" ? fmt::format(" ({} subtiles)", out.subtiles) : "");
+      text += fmt::format(
+          "grouping: {}{}\n", out.grouping,
+          out.grouping == "vertical" ? fmt::format(" ({} subtiles)", out.subtiles) : "");
     }
     if (shown) {
       const auto& a = shown->alignment;
       const auto& s = shown->stats;
-      fmt::print("query: {} {}-{}\ntarget: {} {}-{}\ncigar: {}\n", in.query.name, a.query_start,
-                 a.query_end, in.target.name, a.target_start, a.target_end, kernels::cigar(a));
-      fmt::print("length: {}\nidentity: {}\nsimilarity: {}\ngaps: {}\n", s.length, s.identity,
-                 s.similarity, s.gaps);
-      fmt::print("traceback_seconds: {:.6f}\n", out.traceback_seconds);
+      text += fmt::format("query: {} {}-{}\ntarget: {} {}-{}\ncigar: {}\n", in.query.name,
+                          a.query_start, a.query_end, in.target.name, a.target_start, a.target_end,
+                          kernels::cigar(a));
+      text += fmt::format("length: {}\nidentity: {}\nsimilarity: {}\ngaps: {}\n", s.length,
+                          s.identity, s.similarity, s.gaps);
+      text += fmt::format("traceback_seconds: {:.6f}\n", out.traceback_seconds);
     }
   }
+  return text;
 }
 
 // Ranks x threads through the frontier pipeline: one row of tiles per CPU along the query, tiles
 // `--tile` high along the target (or QxT with exactly nodes x cpus rows).
-int align_on_ranks(const AlignOptions& o, const Inputs& in) {
+int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<OutputFile>& output) {
   auto kernel = make_kernel(o, in);
   if (!kernel) return report_error(kernel.error());
   runtime::RunOptions run;
@@ -288,8 +304,7 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
                   std::nullopt,
                   0};
   if (auto a = add_alignment(o, in, out); !a) return report_error(a.error());
-  print_result(shown, in, out);
-  return exit_ok;
+  return emit(result_text(shown, in, out), output);
 }
 
 // A gap penalty: a number in [0, max_entry], named as CLI11's integer ranges name theirs.
@@ -310,9 +325,11 @@ int run_align(int argc, char** argv) {
                "tilepipe align"};
   AlignOptions o;
   app.add_option("QUERY", o.query_path,
-                 "query FASTA file (one sequence; - for standard input; gzip read as such)")
+                 "query FASTA file (one record, or several with --top; - for standard input; gzip "
+                 "read as such)")
       ->required();
-  app.add_option("TARGET", o.target_path, "target FASTA file (one sequence; - as for QUERY)")
+  app.add_option("TARGET", o.target_path,
+                 "target FASTA file: one record, or a database of several (- as for QUERY)")
       ->required();
   app.add_option("--matrix", o.matrix, "blosum62, ednafull or an EMBOSS matrix file")
       ->capture_default_str();
@@ -357,6 +374,15 @@ int run_align(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--score-only", o.score_only,
                "score and end only: no traceback (the score pass alone)");
+  app.add_option("--top", o.top,
+                 "search: every query record against every target record, the N best hits of "
+                 "each query (without --top, files of several records report every hit)");
+  app.add_option("--tiled-cells", o.tiled_cells,
+                 "search: pairs of at least this many cells (query x target length) are tiled "
+                 "on all --cpus threads, smaller ones run one per thread")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 62))
+      ->capture_default_str();
+  app.add_option("-o,--output", o.output, "write the output to this file instead of stdout");
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
   o.nodes_given = app.count("--nodes") > 0;
 
@@ -386,19 +412,48 @@ int run_align(int argc, char** argv) {
     return report_error(Error(Errc::invalid_argument,
                               "--format " + o.format + " shows the alignment: drop --score-only"));
   }
+  std::optional<std::int64_t> top;
+  if (app.count("--top") > 0) {
+    auto n = parse_int(o.top, "--top", 1);
+    if (!n) return report_error(n.error());
+    top = *n;
+  }
   // The communication flags are checked on every path, one process too (the same rules and
   // messages as run and pingpong).
   if (auto c = apply_comm_flags(o.comm); !c) return report_error(c.error());
+  std::optional<OutputFile> output;
+  if (app.count("--output") > 0) {
+    auto file = OutputFile::make(o.output);
+    if (!file) return report_error(Error(file.error().code, "--output: " + file.error().message));
+    output.emplace(std::move(*file));
+  }
   auto in = load_inputs(o);
   if (!in) return report_error(in.error());
+  if (top || in->queries.size() > 1 || in->targets.size() > 1) {
+    for (const char* flag : {"--tile", "--schedule", "--grouping", "--subtiles"}) {
+      if (app.count(flag) > 0) {
+        return report_error(Error(Errc::invalid_argument,
+                                  std::string(flag) +
+                                      " shapes one pair's run: a search (--top, or files of "
+                                      "several records) chooses its own"));
+      }
+    }
+    SearchRequest request{in->matrix, in->queries,   in->targets,   in->gaps,
+                          in->scale,  o.gap_open,    o.gap_extend,  top.value_or(0),
+                          o.cpus,     o.nodes,       o.nodes_given, *apply_comm_flags(o.comm),
+                          in->sw,     o.tiled_cells, o.score_only,  o.json,
+                          o.format};
+    return run_search(request, output);
+  }
+  in->query = std::move(in->queries.front());
+  in->target = std::move(in->targets.front());
   // Vertical grouping is the pipelined executor's, on one rank too.
   if (o.nodes > 1 || o.grouping == "vertical" || comm::World::launched_by_mpi()) {
-    return align_on_ranks(o, *in);
+    return align_on_ranks(o, *in, output);
   }
   auto out = align(o, *in);
   if (!out) return report_error(out.error());
-  print_result(o, *in, *out);
-  return exit_ok;
+  return emit(result_text(o, *in, *out), output);
 }
 
 const CommandRegistration registration{

@@ -111,26 +111,34 @@ std::string format_pair(const AlignShown& a) {
   return out;
 }
 
-std::string format_sam(const AlignShown& a) {
-  std::string out = fmt::format("@HD\tVN:1.6\tSO:unsorted\n@SQ\tSN:{}\tLN:{}\n", a.target.name,
-                                a.target.codes.size());
-  out += "@PG\tID:tilepipe\tPN:tilepipe\n";
+std::string sam_header(std::span<const AlignSequence* const> targets) {
+  std::string out = "@HD\tVN:1.6\tSO:unsorted\n";
+  for (const AlignSequence* t : targets) {
+    out += fmt::format("@SQ\tSN:{}\tLN:{}\n", t->name, t->codes.size());
+  }
+  return out + "@PG\tID:tilepipe\tPN:tilepipe\n";
+}
+
+std::string sam_record(const AlignShown& a) {
   std::string seq = a.query.letters;
   std::transform(seq.begin(), seq.end(), seq.begin(), [](char c) {
     return static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   });
   const auto& al = a.alignment;
-  if (al.score <= 0) {
-    return out + fmt::format("{}\t4\t*\t0\t0\t*\t*\t0\t0\t{}\t*\n", a.query.name, seq);
-  }
+  if (al.score <= 0) return fmt::format("{}\t4\t*\t0\t0\t*\t*\t0\t0\t{}\t*\n", a.query.name, seq);
   const std::int64_t head = al.query_start - 1;
   const std::int64_t tail = static_cast<std::int64_t>(a.query.codes.size()) - al.query_end;
   const std::string cig = (head > 0 ? fmt::format("{}S", head) : "") + kernels::cigar(al) +
                           (tail > 0 ? fmt::format("{}S", tail) : "");
-  return out + fmt::format("{}\t0\t{}\t{}\t255\t{}\t*\t0\t0\t{}\t*\tAS:i:{}\tNM:i:{}\n",
-                           a.query.name, a.target.name, al.target_start, cig, seq,
-                           std::lround(static_cast<double>(al.score) / a.scale),
-                           a.stats.mismatches + a.stats.gaps);
+  return fmt::format("{}\t0\t{}\t{}\t255\t{}\t*\t0\t0\t{}\t*\tAS:i:{}\tNM:i:{}\n", a.query.name,
+                     a.target.name, al.target_start, cig, seq,
+                     std::lround(static_cast<double>(al.score) / a.scale),
+                     a.stats.mismatches + a.stats.gaps);
+}
+
+std::string format_sam(const AlignShown& a) {
+  const AlignSequence* target = &a.target;
+  return sam_header({&target, 1}) + sam_record(a);
 }
 
 std::string format_blast(const AlignShown& a) {

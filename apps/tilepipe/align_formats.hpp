@@ -7,6 +7,7 @@
 #include <tilepipe/kernels/sw_align.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,10 @@ std::string format_pair(const AlignShown& a);
 /// A SAM header (@HD, @SQ of the target, @PG) and one record: the query as the read (soft-clipped
 /// ends), the target as the reference; unmapped (flag 4) when nothing scores above 0.
 std::string format_sam(const AlignShown& a);
+/// A SAM header: @HD, one @SQ per target (name and length, in the order given), @PG.
+std::string sam_header(std::span<const AlignSequence* const> targets);
+/// One SAM record of format_sam (no header).
+std::string sam_record(const AlignShown& a);
 /// BLAST's tabular line (-outfmt 6, 12 columns); evalue `*`, bitscore the raw score; no line when
 /// nothing scores above 0.
 std::string format_blast(const AlignShown& a);

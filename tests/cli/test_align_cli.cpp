@@ -168,8 +168,6 @@ TEST(AlignCli, bad_input_exits_2_with_one_line) {
        fa + "/empty_sequence.fa line 1: sequence 'empty' is empty"},
       {{fa + "/protein_query.fa", fa + "/bad_letter.fa"},
        fa + "/bad_letter.fa sequence 'bad' position 5: letter 'J' is not in the BLOSUM62 alphabet"},
-      {{fa + "/two_records.fa", fa + "/dna_query.fa", "--matrix", "ednafull"},
-       fa + "/two_records.fa: 2 sequences; tilepipe align takes one sequence per file"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", data + "/bad.mat"},
        "matrix " + data + "/bad.mat line 2: row 'A' has 3 scores, expected 4"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "blosum99"},
