@@ -385,8 +385,8 @@ int run_run(int argc, char** argv) {
                  "run the whole sweep this many times over the same arrays, set up once")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--output", f.output,
-                 "write the computed array (the interior, C order; wave: float32, sweep3d: phi "
-                 "as float64) to this .npy file");
+                 "write the computed array (the interior, C order; wave: float32, sor: u after "
+                 "the last sweep and sweep3d: phi, as float64) to this .npy file");
   app.add_flag("--json", f.json, "print the results as one JSON object");
   app.add_option("--machine", f.machine,
                  "machine file (tilepipe calibrate): --tile/--schedule/--grouping auto choose by "
