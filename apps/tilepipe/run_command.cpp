@@ -404,7 +404,7 @@ int run_run(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000));
   app.add_option("--output", f.output,
                  "write the computed array (the interior, C order, the kernel's element type; "
-                 "sweep3d: phi as float64) to this .npy file");
+                 "sor: u after the last sweep and sweep3d: phi, as float64) to this .npy file");
   app.add_flag("--json", f.json, "print the results as one JSON object");
   app.add_option("--machine", f.machine,
                  "machine file (tilepipe calibrate): --tile/--schedule/--grouping auto choose by "

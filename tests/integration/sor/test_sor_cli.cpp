@@ -5,7 +5,14 @@
 #include <tilepipe/kernels/sor.hpp>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace {
 
@@ -97,6 +104,59 @@ TEST(SorCli, bad_input_is_one_line_and_exit_2) {
     EXPECT_EQ(r.err, message + "\n");
     EXPECT_EQ(r.out, "");
   }
+}
+
+// A grid whose faces do not fit in this machine's memory is refused before any allocation (two
+// layers of (10^8 + 4)^2 doubles and the 10^16 of the output: about 2.2e8 GiB); one too large for
+// 64-bit offsets earlier.
+TEST(SorCli, a_grid_too_large_is_refused_before_allocating) {
+  auto r = tilepipe({"run", "--kernel", "sor2d", "--size", "100000000x100000000", "--param",
+                     "iterations=3", "--output", "/tmp/tp_sor_never_written.npy"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(r.err.starts_with("tilepipe: error: the run needs about 2235174")) << r.err;
+  EXPECT_NE(r.err.find(" GiB but this machine has "), std::string::npos) << r.err;
+  EXPECT_TRUE(r.err.ends_with(" GiB of memory\n")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists("/tmp/tp_sor_never_written.npy"));
+  r = tilepipe({"run", "--kernel", "sor3d", "--size", "4000000x4000000x4000000"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "tilepipe: error: the grid and its sweeps do not fit in 64-bit offsets\n");
+}
+
+// --output: the interior after the last sweep, float64, C order, bit for bit the plain loop's;
+// the checksum is the one a run without --output prints.
+TEST(SorCli, output_writes_the_interior_after_the_last_sweep) {
+  const std::string path = "/tmp/tp_sor_cli_" + std::to_string(::getpid()) + ".npy";
+  const std::vector<std::string> args{"run",     "--kernel",     "sor3d",   "--size",    "6x1x5",
+                                      "--param", "iterations=5", "--param", "omega=1.5", "--tile",
+                                      "2",       "--nodes",      "2",       "--cpus",    "2",
+                                      "--sync",  "block",        "--json"};
+  auto plain = tilepipe(args);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  auto with = args;
+  with.insert(with.end(), {"--output", path});
+  auto r = tilepipe(with);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["checksum"], nlohmann::json::parse(plain.out)["checksum"]);
+  EXPECT_EQ(j["output"], path);
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  ASSERT_GE(bytes.size(), 10U);
+  const std::size_t header = static_cast<unsigned char>(bytes[8]) +
+                             256 * static_cast<std::size_t>(static_cast<unsigned char>(bytes[9]));
+  EXPECT_NE(bytes.find("'descr': '<f8', 'fortran_order': False, 'shape': (6, 1, 5), }"),
+            std::string::npos);
+  const auto ref = tp::kernels::sor3d_reference(6, 1, 5, 5, 1.5);
+  std::vector<double> expected;
+  for (std::size_t i = 1; i <= 6; ++i) {
+    for (std::size_t k = 1; k <= 5; ++k) expected.push_back(ref[(i * 3 + 1) * 7 + k]);
+  }
+  ASSERT_EQ(bytes.size() - 10 - header, expected.size() * sizeof(double));
+  EXPECT_EQ(
+      std::memcmp(bytes.data() + 10 + header, expected.data(), expected.size() * sizeof(double)),
+      0);
 }
 
 }  // namespace

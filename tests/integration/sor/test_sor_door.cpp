@@ -1,18 +1,74 @@
 // sor2d/sor3d through the runtime's door on forked ranks x threads (both schedules, both
-// groupings, time tiles of several heights): the checksum equals the plain loop's bit for bit.
+// groupings, time tiles of several heights): the checksum and the .npy of the interior after the
+// last sweep equal the plain loop's bit for bit.
 #include <tilepipe/kernels/sor.hpp>
 #include <tilepipe/plan/transform.hpp>
 #include <tilepipe/run.hpp>
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
+
+#include <unistd.h>
 
 namespace {
 
 using tp::exec::Index;
 using tp::runtime::RunOptions;
+
+// The float64 values of an .npy file (version 1 header) and its shape text, e.g. "(7, 5)".
+std::vector<double> read_npy(const std::string& path, std::string& shape) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GE(bytes.size(), 10U);
+  if (bytes.size() < 10) return {};
+  const std::size_t header = static_cast<unsigned char>(bytes[8]) +
+                             256 * static_cast<std::size_t>(static_cast<unsigned char>(bytes[9]));
+  EXPECT_NE(bytes.find("'descr': '<f8'"), std::string::npos);
+  EXPECT_NE(bytes.find("'fortran_order': False"), std::string::npos);
+  const auto at = bytes.find("'shape': ");
+  shape = at == std::string::npos ? "" : bytes.substr(at + 9, bytes.find(')', at) - at - 8);
+  std::vector<double> v((bytes.size() - 10 - header) / sizeof(double));
+  std::memcpy(v.data(), bytes.data() + 10 + header, v.size() * sizeof(double));
+  return v;
+}
+
+// The interior of the plain loop's (N_1+2) x ... array, row-major.
+std::vector<double> interior(const std::vector<double>& a, const std::vector<Index>& n) {
+  std::vector<double> v;
+  if (n.size() == 2) {
+    for (Index i = 1; i <= n[0]; ++i) {
+      for (Index j = 1; j <= n[1]; ++j)
+        v.push_back(a[static_cast<std::size_t>(i * (n[1] + 2) + j)]);
+    }
+  } else {
+    for (Index i = 1; i <= n[0]; ++i) {
+      for (Index j = 1; j <= n[1]; ++j) {
+        for (Index k = 1; k <= n[2]; ++k) {
+          v.push_back(a[static_cast<std::size_t>((i * (n[1] + 2) + j) * (n[2] + 2) + k)]);
+        }
+      }
+    }
+  }
+  return v;
+}
+
+std::string shape_text(const std::vector<Index>& n) {
+  std::string s = "(";
+  for (std::size_t d = 0; d < n.size(); ++d) s += (d ? ", " : "") + std::to_string(n[d]);
+  return s + ")";
+}
+
+std::string output_path(int trial) {
+  return (std::filesystem::temp_directory_path() /
+          ("tp_sor_door_" + std::to_string(::getpid()) + "_" + std::to_string(trial) + ".npy"))
+      .string();
+}
 
 template <int S>
 void check(const tp::exec::Point<S>& n, std::int64_t t, double w, const RunOptions& o,
@@ -27,6 +83,16 @@ void check(const tp::exec::Point<S>& n, std::int64_t t, double w, const RunOptio
   const auto reference = S == 2 ? tp::kernels::sor2d_reference(n[0], n[1], t, w)
                                 : tp::kernels::sor3d_reference(n[0], n[1], n[S - 1], t, w);
   EXPECT_EQ(r->result, tp::kernels::sor_reference_checksum(reference, size)) << what;
+  if (!o.output.empty()) {
+    std::string shape;
+    const auto written = read_npy(o.output, shape);
+    std::filesystem::remove(o.output);
+    const auto expected = interior(reference, size);
+    EXPECT_EQ(shape, shape_text(size)) << what;
+    ASSERT_EQ(written.size(), expected.size()) << what;
+    EXPECT_EQ(std::memcmp(written.data(), expected.data(), expected.size() * sizeof(double)), 0)
+        << what;
+  }
   if (o.verify) {
     ASSERT_TRUE(r->verified.has_value());
     EXPECT_TRUE(*r->verified) << what;
@@ -93,6 +159,7 @@ TEST(SorDoor, sor2d_on_ranks_x_threads_equals_the_plain_loop) {
     o.tile_height = tl(rng);
     o.map_dim = 1 + trial % 3;
     o.verify = trial % 4 == 0;
+    o.output = output_path(trial);
     o.comm.sync = tp::comm::SyncMode::block;
     // Tiles along the other dimensions at least as wide as the dependences (one row per CPU):
     // a grid too small for this mesh grows (an extent of 1 stays 1 where the mesh allows it).
@@ -122,6 +189,7 @@ TEST(SorDoor, sor3d_on_ranks_x_threads_equals_the_plain_loop) {
     o.tile_height = tl(rng);
     o.map_dim = 4;
     o.verify = trial == 0;
+    if (trial % 2 == 0) o.output = output_path(100 + trial);
     o.comm.sync = tp::comm::SyncMode::block;
     const std::string what = "seed " + std::to_string(seed) + " trial " + std::to_string(trial) +
                              ": " + std::to_string(n1) + "x" + std::to_string(n2) + "x" +

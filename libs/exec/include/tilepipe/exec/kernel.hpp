@@ -160,6 +160,28 @@ concept FrontierKernel = KernelTraits<K> && K::storage == Storage::frontier&& re
   { k.compute_tile(box, in, out) } -> std::same_as<typename K::result_type>;
 };
 
+/// A frontier kernel some of whose tiles hold final values of an output array (sor: the tiles of
+/// the last sweep hold the grid after it), which a run may keep (PipelineOptions::keep_values):
+///   output_type, output_dims          the output array's element type and dimensions
+///   output_box(box)                   the output points (1-based) whose final values a tile or
+///                                     subtile with this box holds (empty for most); the boxes of
+///                                     a rank's tiles must tile a box (checked)
+///   compute_tile(box, in, out, keep)  compute_tile that also writes those values into keep
+///                                     (keep.bounds() contains output_box(box); the rank's
+///                                     other threads write other elements of the same view)
+template <class K>
+concept FrontierOutput = FrontierKernel<K> && requires {
+  typename K::output_type;
+  { K::output_dims } -> std::convertible_to<int>;
+} && std::is_trivially_copyable_v<typename K::output_type> &&
+    requires(const K& k, const Box<K::dims>& box,
+             const FaceSet<const typename K::face_type, K::dims>& in,
+             const FaceSet<typename K::face_type, K::dims>& out,
+             const SlabView<typename K::output_type, K::output_dims>& keep) {
+  { k.output_box(box) } -> std::same_as<Box<K::output_dims>>;
+  { k.compute_tile(box, in, out, keep) } -> std::same_as<typename K::result_type>;
+};
+
 /// Any kernel the executor can run.
 template <class K>
 concept Kernel = ResidentKernel<K> || FrontierKernel<K>;

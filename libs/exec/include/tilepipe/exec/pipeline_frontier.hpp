@@ -12,6 +12,80 @@
 
 namespace tp::exec {
 
+namespace detail {
+
+/// Where a frontier kernel's tiles leave their output values (FrontierOutput) when a run keeps
+/// them: the rank's box of output points, in RankOutcome::values. Otherwise a plain compute_tile.
+template <FrontierKernel K>
+struct FrontierKeep {
+  template <class Outcome>
+  static Expected<FrontierKeep> make(const K&, const RankLayout<K::dims>&, bool keep, Outcome&) {
+    if (keep) {
+      return Unexpected{Error::about("output", Errc::invalid_argument,
+                                     "needs a kernel that keeps its array or its final values "
+                                     "(this one passes only faces between its tiles)")};
+    }
+    return FrontierKeep{};
+  }
+  template <class In, class Out>
+  auto compute(const K& kernel, const Box<K::dims>& box, const In& in, const Out& out) const {
+    return kernel.compute_tile(box, in, out);
+  }
+};
+
+template <FrontierKernel K>
+requires FrontierOutput<K>
+struct FrontierKeep<K> {
+  static constexpr int OD = K::output_dims;
+  using O = typename K::output_type;
+  SlabView<O, OD> view;
+  bool active = false;
+
+  /// The bounding box of the output boxes of the rank's tiles, which must tile it exactly (the
+  /// values are then written whole); the outcome's values hold it, zero until the tiles run.
+  template <class Outcome>
+  static Expected<FrontierKeep> make(const K& kernel, const RankLayout<K::dims>& layout, bool keep,
+                                     Outcome& outcome) {
+    FrontierKeep k;
+    Box<OD> box;
+    box.lo.fill(1);
+    box.hi.fill(1);
+    if (keep) {
+      bool any = false;
+      Index volume = 0;
+      for (const auto& s : layout.steps) {
+        for (const auto& task : s.tasks) {
+          const Box<OD> b = kernel.output_box(task.box);
+          if (b.empty()) continue;
+          volume += b.volume();
+          for (int d = 0; d < OD; ++d) {
+            box.lo[d] = any ? std::min(box.lo[d], b.lo[d]) : b.lo[d];
+            box.hi[d] = any ? std::max(box.hi[d], b.hi[d]) : b.hi[d];
+          }
+          any = true;
+        }
+      }
+      if (!any) box.hi = box.lo;
+      if (volume != box.volume()) {
+        return fail(Errc::internal, "the output values of a rank's tiles do not tile a box");
+      }
+      outcome.values.assign(static_cast<std::size_t>(box.volume()) * sizeof(O), std::byte{0});
+      if (any) k.view = SlabView<O, OD>(reinterpret_cast<O*>(outcome.values.data()), box);
+      k.active = any;
+    }
+    outcome.values_lo.assign(box.lo.begin(), box.lo.end());
+    outcome.values_hi.assign(box.hi.begin(), box.hi.end());
+    return k;
+  }
+  template <class In, class Out>
+  auto compute(const K& kernel, const Box<K::dims>& box, const In& in, const Out& out) const {
+    if (active && !kernel.output_box(box).empty()) return kernel.compute_tile(box, in, out, view);
+    return kernel.compute_tile(box, in, out);
+  }
+};
+
+}  // namespace detail
+
 /// Runs rank world.rank()'s tiles of `plan` for a frontier kernel, with hyperplane or vertical
 /// grouping (options.subtiles: N, 0 = the model's N, the least over the ranks so that all agree
 /// on the faces' layout). Same contract as the resident run_rank.
@@ -73,6 +147,9 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   detail::MessageLines<F> lines(world, layout, fl.recv_elems, fl.send_elems, threads);
 
   auto outcome = detail::start_outcome<R>(world, threads);
+  // With keep_values, a kernel's output values go straight from its tiles into the outcome.
+  auto keep = detail::FrontierKeep<K>::make(kernel, layout, options.keep_values, outcome);
+  if (!keep) return Unexpected{keep.error()};
   RankReport& report = outcome.report;
   auto face_s = measure_face_transfer(world, layout, sizeof(F));
   if (!face_s) return Unexpected{face_s.error()};
@@ -149,7 +226,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
       }
     }
     const auto a = Clock::now();
-    const R r = detail::kernel_call(part, [&] { return kernel.compute_tile(part, in, out); });
+    const R r = detail::kernel_call(part, [&] { return keep->compute(kernel, part, in, out); });
     pt.partial = K::combine(pt.partial, r);
     records[t].account(SpanKind::compute, layout.steps[s].time, a, Clock::now());
   };

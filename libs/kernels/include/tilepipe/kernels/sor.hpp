@@ -4,6 +4,7 @@
 
 #include <tilepipe/exec/kernel.hpp>
 #include <tilepipe/exec/kernel_params.hpp>
+#include <tilepipe/exec/slab.hpp>
 #include <tilepipe/kernels/wave.hpp>
 #include <tilepipe/support/checked_math.hpp>
 #include <tilepipe/support/expected.hpp>
@@ -64,6 +65,9 @@ class Sor {
   static constexpr exec::Storage storage = exec::Storage::frontier;
   using face_type = double;
   using result_type = std::uint64_t;
+  /// The output array (exec::FrontierOutput): the interior N_1 x ... after sweep T, float64.
+  using output_type = double;
+  static constexpr int output_dims = S;
   static constexpr std::size_t ndeps = 2 * S + 1;
   /// In (t, x_1..x_S): e_s (this sweep's -e_s neighbour), e_0 - e_s (the previous sweep's +e_s
   /// neighbour), e_0 (the point's own previous value); flow, anti and output dependences of the
@@ -150,6 +154,30 @@ class Sor {
     return e;
   }
 
+  /// About the bytes the faces of a run take (the door's memory check, before any allocation):
+  /// two layers of the skewed grid with its halo, (N_1 + T + 1) x ... doubles each, in double
+  /// (no overflow).
+  [[nodiscard]] double memory_bytes() const noexcept {
+    double plane = sizeof(double);
+    for (int s = 0; s < S; ++s) plane *= static_cast<double>(n_[s] + iterations_ + 1);
+    return 2 * plane;
+  }
+
+  /// The output array's extents: the interior N_1 x ... x N_S.
+  [[nodiscard]] std::vector<Index> output_size() const { return {n_.begin(), n_.end()}; }
+
+  /// The interior points (1-based) whose values after sweep T a tile with this box computes:
+  /// those of its last plane when that is sweep T, none otherwise.
+  [[nodiscard]] Box<S> output_box(const Box<dims>& box) const noexcept {
+    Box<S> out;
+    if (box.empty() || box.hi[0] - 1 != iterations_) return out;
+    for (int s = 0; s < S; ++s) {
+      out.lo[s] = std::max<Index>(box.lo[s + 1] + 1 - iterations_, 1);
+      out.hi[s] = std::min<Index>(box.hi[s + 1] + 1 - iterations_, n_[s] + 1);
+    }
+    return out;
+  }
+
   /// Elements of the face across dimension k: one layer of the box, with one more point (the
   /// low halo) in every other dimension: prod_{d != k} (extent_d + 1).
   [[nodiscard]] std::size_t face_size(int k, const Box<dims>& box) const noexcept {
@@ -174,6 +202,23 @@ class Sor {
   /// interior points of sweep T in the box.
   result_type compute_tile(const Box<dims>& box, const exec::FaceSet<const double, dims>& in,
                            const exec::FaceSet<double, dims>& out) const {
+    return compute(box, in, out, nullptr);
+  }
+
+  /// As compute_tile, and writes the values of output_box(box) after sweep T into `keep`.
+  result_type compute_tile(const Box<dims>& box, const exec::FaceSet<const double, dims>& in,
+                           const exec::FaceSet<double, dims>& out,
+                           const exec::SlabView<double, S>& keep) const {
+    return compute(box, in, out, &keep);
+  }
+
+ private:
+  Sor(const Point<S>& n, std::int64_t iterations, double omega)
+      : n_(n), iterations_(iterations), omega_(omega), c0_(1.0 - omega), c1_(omega / (2.0 * S)) {}
+
+  result_type compute(const Box<dims>& box, const exec::FaceSet<const double, dims>& in,
+                      const exec::FaceSet<double, dims>& out,
+                      const exec::SlabView<double, S>* keep) const {
     if (box.empty()) return 0;
     const Box<dims> hb = halo_box(box);
     std::array<Index, S> ext{};  // plane extents (with halo)
@@ -210,12 +255,22 @@ class Sor {
     }
     std::memcpy(out[0].data(), prev, static_cast<std::size_t>(plane) * sizeof(double));
     if (box.hi[0] - 1 != iterations_) return 0;
+    if (keep != nullptr) keep_plane(box, st, prev, *keep);
     return plane_checksum(box, ext, st, prev);
   }
 
- private:
-  Sor(const Point<S>& n, std::int64_t iterations, double omega)
-      : n_(n), iterations_(iterations), omega_(omega), c0_(1.0 - omega), c1_(omega / (2.0 * S)) {}
+  // The last plane's values of output_box(box) into `keep`, row by row (plane coordinate
+  // l_s = o_s + T - box.lo[s+1], the inverse of plane_checksum's o_s).
+  void keep_plane(const Box<dims>& box, const std::array<Index, S>& st, const double* plane,
+                  const exec::SlabView<double, S>& keep) const noexcept {
+    const Box<S> b = output_box(box);
+    const auto row = static_cast<std::size_t>(b.extent(S - 1)) * sizeof(double);
+    exec::for_each_row(b, [&](const Point<S>& o) {
+      Index off = 0;
+      for (int s = 0; s < S; ++s) off += (o[s] + iterations_ - box.lo[s + 1]) * st[s];
+      std::memcpy(keep.at(o), plane + off, row);
+    });
+  }
 
   // The box with its low halo: lo - 1 in every dimension.
   static Box<dims> halo_box(const Box<dims>& box) noexcept {

@@ -161,13 +161,26 @@ Status decode_total(const std::vector<std::byte>& blob, RunResult<R>& out) {
 /// The bytes a resident kernel's slabs take over the whole space (once more with a verification,
 /// and once more for the values kept for an output file).
 template <exec::Kernel K>
-double array_bytes(const plan::Plan& plan, const RunOptions& options) {
+double array_bytes(const K& kernel, const plan::Plan& plan, const RunOptions& options) {
   if constexpr (exec::ResidentKernel<K>) {
     const double one = static_cast<double>(plan.space().points()) *
                        static_cast<double>(sizeof(typename K::value_type));
     return one * (1 + (options.verify ? 1 : 0) + (options.output.empty() ? 0 : 1));
   } else {
-    return 0;
+    double bytes = 0;
+    // A frontier kernel's faces over the run, where it says (once more for the verification).
+    if constexpr (requires {
+                    { kernel.memory_bytes() } -> std::convertible_to<double>;
+                  }) {
+      bytes += kernel.memory_bytes() * (options.verify ? 2 : 1);
+    }
+    // The kept output values (one box per rank, together the output array).
+    if constexpr (exec::FrontierOutput<K>) {
+      double points = 1;
+      for (const auto e : kernel.output_size()) points *= static_cast<double>(e);
+      if (!options.output.empty()) bytes += points * sizeof(typename K::output_type);
+    }
+    return bytes;
   }
 }
 
@@ -225,7 +238,7 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   RunResult<R> out(std::move(*planned));
   const plan::Plan& plan = out.planned.plan;
   const std::optional<model::Choice>& choice = out.planned.choice;
-  if (!mpi) TP_TRY(detail::check_memory(detail::array_bytes<K>(plan, options)));
+  if (!mpi) TP_TRY(detail::check_memory(detail::array_bytes(kernel, plan, options)));
   // The output file, before any work: created here when forking (the ranks inherit it; this
   // process makes it visible when they succeeded), by rank 0 under MPI.
   std::optional<NpyWriter> output;
@@ -233,6 +246,12 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
     if constexpr (exec::ResidentKernel<K>) {
       using Out = typename detail::OutputOf<K>::type;
       auto w = NpyWriter::create(options.output, npy_dtype<Out>(), size);
+      if (!w) return Unexpected{Error::about("output", w.error().code, w.error().message)};
+      output.emplace(std::move(*w));
+      return {};
+    } else if constexpr (exec::FrontierOutput<K>) {
+      using Out = typename K::output_type;
+      auto w = NpyWriter::create(options.output, npy_dtype<Out>(), kernel.output_size());
       if (!w) return Unexpected{Error::about("output", w.error().code, w.error().message)};
       output.emplace(std::move(*w));
       return {};
@@ -295,6 +314,12 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
           TP_TRY((detail::write_array<typename K::value_type, K::dims>(
               world, *outcome, output ? &*output : nullptr, size)));
         }
+        if (mpi && world.rank() == 0) TP_TRY(output->commit());
+      }
+    } else if constexpr (exec::FrontierOutput<K>) {
+      if (!options.output.empty()) {
+        TP_TRY((detail::write_array<typename K::output_type, K::output_dims>(
+            world, *outcome, output ? &*output : nullptr, kernel.output_size())));
         if (mpi && world.rank() == 0) TP_TRY(output->commit());
       }
     }
