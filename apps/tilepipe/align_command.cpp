@@ -45,7 +45,9 @@ struct AlignOutput {
   double seconds = 0;
   std::string grouping;  ///< set by the pipelined executor (with `subtiles`)
   int subtiles = 0;
-  std::string simd;  ///< the tile function's ISA
+  std::string simd;             ///< the tile function's ISA
+  std::int64_t idle_nodes = 0;  ///< pipelined executor: ranks and CPUs without a row of tiles
+  std::int64_t idle_cpus = 0;
 };
 
 Expected<std::vector<std::uint8_t>> read_one(const std::string& path,
@@ -141,6 +143,8 @@ void print_result(const AlignOptions& o, const AlignOutput& out) {
     if (!out.grouping.empty()) {
       j["grouping"] = out.grouping;
       j["subtiles"] = out.subtiles;
+      j["idle_nodes"] = out.idle_nodes;
+      j["idle_cpus"] = out.idle_cpus;
     }
     fmt::print("{}\n", j.dump());
   } else {
@@ -152,11 +156,16 @@ void print_result(const AlignOptions& o, const AlignOutput& out) {
       fmt::print("grouping: {}{}\n", out.grouping,
                  out.grouping == "vertical" ? fmt::format(" ({} subtiles)", out.subtiles) : "");
     }
+    if (out.idle_cpus > 0) {
+      fmt::print("idle: {} nodes and {} CPUs have no row of tiles and run none\n", out.idle_nodes,
+                 out.idle_cpus);
+    }
   }
 }
 
-// Ranks x threads through the frontier pipeline: one row of tiles per CPU along the query, tiles
-// `--tile` high along the target (or QxT with exactly nodes x cpus rows).
+// Ranks x threads through the frontier pipeline: at most one row of tiles per CPU along the query
+// (a short query leaves CPUs and ranks idle), tiles `--tile` high along the target (or QxT with at
+// most nodes x cpus rows).
 int align_on_ranks(const AlignOptions& o, const Inputs& in) {
   auto kernel = make_kernel(o, in);
   if (!kernel) return report_error(kernel.error());
@@ -196,12 +205,13 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in) {
   if (!total->root) return exit_ok;
   AlignOptions shown = o;  // what ran: under MPI the job's ranks
   shown.nodes = static_cast<int>(total->planned.plan.nodes());
-  print_result(
-      shown,
-      AlignOutput{total->result, size[0], size[1], total->summary.wall_s(),
-                  std::string(plan::to_string(total->planned.plan.schedule().grouping().kind())),
-                  total->summary.ranks.front().subtiles,
-                  std::string(kernels::to_string(kernel->isa()))});
+  const plan::Plan& planned = total->planned.plan;
+  print_result(shown,
+               AlignOutput{total->result, size[0], size[1], total->summary.wall_s(),
+                           std::string(plan::to_string(planned.schedule().grouping().kind())),
+                           total->summary.ranks.front().subtiles,
+                           std::string(kernels::to_string(kernel->isa())), planned.idle_nodes(),
+                           planned.idle_cpus()});
   return exit_ok;
 }
 

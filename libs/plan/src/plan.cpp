@@ -38,7 +38,8 @@ Index drop(const Index& v, int map_dim) {
 struct Candidate {
   Index mesh;
   Index cpu;
-  Index widths;  // rectangular tilings only
+  Index widths;           // rectangular tilings only
+  std::int64_t work = 0;  // steps x points of a full tile's cross-section (height-only requests)
   std::int64_t steps = 0;
   std::int64_t face = 0;
 };
@@ -57,8 +58,8 @@ bool better(const Candidate& a, const Candidate& b) {
   const Index rows_b = inner_first(b.mesh, b.cpu);
   const Index mesh_a = inner_first(a.mesh, {});
   const Index mesh_b = inner_first(b.mesh, {});
-  return std::tie(a.steps, a.face, rows_a, mesh_a, a.cpu) <
-         std::tie(b.steps, b.face, rows_b, mesh_b, b.cpu);
+  return std::tie(a.work, a.steps, a.face, rows_a, mesh_a, a.cpu, a.widths) <
+         std::tie(b.work, b.steps, b.face, rows_b, mesh_b, b.cpu, b.widths);
 }
 
 std::int64_t node_face_points(const Index& mesh_full, const Index& cpu_full, const Tiling& tiling,
@@ -255,27 +256,129 @@ Expected<std::vector<Index>> candidate_meshes(const PlanRequest& req, int n) {
   return std::vector<Index>{*req.mesh};
 }
 
-// The widths of a height-only tiling for one mesh and CPU grid: one row of tiles per CPU across
-// every non-mapping dimension; nullopt when the extents cannot give that.
-std::optional<Index> derived_widths(const PlanRequest& req, const IterationSpace& space,
-                                    int map_dim, const Index& mesh_full, const Index& cpu_full) {
-  const int n = space.dims();
-  Index widths(static_cast<std::size_t>(n));
-  for (int d = 0; d < n; ++d) {
-    const auto dd = static_cast<std::size_t>(d);
-    if (d == map_dim) {
-      widths[dd] = req.tile_height;
-      continue;
-    }
-    const std::int64_t rows = mesh_full[dd] * cpu_full[dd];
-    if (rows > space.extent(d)) return std::nullopt;
-    widths[dd] = ceil_div(space.extent(d), rows);
-    if (ceil_div(space.extent(d), widths[dd]) != rows) return std::nullopt;
-  }
-  return widths;
+// a * b, or INT64_MAX when it does not fit (a, b >= 0): work figures only compare.
+std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+  return checked_mul(a, b).value_or(INT64_MAX);
 }
 
-// The best (mesh, CPU grid) and its tiling's widths by step count, then face size (better()).
+// Points a node sends per step for rectangular tiles of `extents` (face_points()).
+std::int64_t rect_face_points(const Index& mesh_full, const Index& cpu_full, const Index& extents,
+                              int map_dim, std::int64_t cpus) {
+  std::int64_t total = 0;
+  const auto n = static_cast<int>(extents.size());
+  for (int k = 0; k < n; ++k) {
+    if (k == map_dim || mesh_full[static_cast<std::size_t>(k)] == 1) continue;
+    std::int64_t face = cpus / cpu_full[static_cast<std::size_t>(k)];
+    for (int d = 0; d < n; ++d) {
+      if (d != k) face = saturating_mul(face, extents[static_cast<std::size_t>(d)]);
+    }
+    total = checked_add(total, face).value_or(INT64_MAX);
+  }
+  return total;
+}
+
+// The search over the widths of a height-only tiling for one mesh and CPU grid (docs/math.md,
+// "Choosing the mesh and the CPU grid"): every width w_k (k != i) whose rows u_k = ceil(N_k / w_k)
+// fit the mesh and grid (u_k <= p_k m_k), the smallest width for each u_k, explored in increasing
+// order of width per dimension and cut off once even the mapping dimension's steps alone, times
+// the thinnest remaining cross-section, exceed the best work found.
+class WidthSearch {
+ public:
+  WidthSearch(const PlanRequest& req, const IterationSpace& space, int map_dim,
+              const Index& mesh_full, const Index& cpu_full, const Schedule& schedule,
+              std::optional<Candidate>& best, std::optional<Error>& legality_error)
+      : req_(req),
+        space_(space),
+        map_dim_(map_dim),
+        mesh_full_(mesh_full),
+        cpu_full_(cpu_full),
+        schedule_(schedule),
+        best_(best),
+        legality_error_(legality_error) {
+    const int n = space.dims();
+    widths_.assign(static_cast<std::size_t>(n), 0);
+    thinnest_.assign(static_cast<std::size_t>(n + 1), 1);
+    for (int d = n; d-- > 0;) {
+      const auto dd = static_cast<std::size_t>(d);
+      const std::int64_t w = d == map_dim ? 1 : thinnest_width(d);
+      thinnest_[dd] = saturating_mul(thinnest_[dd + 1], w);
+    }
+    map_tiles_ = ceil_div(space.extent(map_dim), req.tile_height);
+  }
+
+  Status run(const Index& mesh, const Index& cpu) {
+    mesh_ = &mesh;
+    cpu_ = &cpu;
+    return visit(0, 1);
+  }
+
+ private:
+  std::int64_t rows_max(int d) const {
+    const auto dd = static_cast<std::size_t>(d);
+    return std::min(space_.extent(d), saturating_mul(mesh_full_[dd], cpu_full_[dd]));
+  }
+  std::int64_t thinnest_width(int d) const { return ceil_div(space_.extent(d), rows_max(d)); }
+
+  // Dimensions before d have their widths; `cross` is their product (mapping dimension: 1).
+  Status visit(int d, std::int64_t cross) {
+    const int n = space_.dims();
+    if (d == n) return leaf(cross);
+    const auto dd = static_cast<std::size_t>(d);
+    if (d == map_dim_) {
+      widths_[dd] = req_.tile_height;
+      return visit(d + 1, cross);
+    }
+    const std::int64_t extent = space_.extent(d);
+    for (std::int64_t w = thinnest_width(d);;) {
+      const std::int64_t bound =
+          saturating_mul(map_tiles_, saturating_mul(saturating_mul(cross, w), thinnest_[dd + 1]));
+      if (best_ && bound > best_->work) break;
+      widths_[dd] = w;
+      TP_TRY(visit(d + 1, saturating_mul(cross, w)));
+      const std::int64_t rows = ceil_div(extent, w);
+      if (rows == 1) break;
+      w = ceil_div(extent, rows - 1);  // the smallest width with one row fewer
+    }
+    return {};
+  }
+
+  Status leaf(std::int64_t cross) {
+    const int n = space_.dims();
+    Index last(static_cast<std::size_t>(n));
+    for (int d = 0; d < n; ++d) {
+      const auto dd = static_cast<std::size_t>(d);
+      last[dd] = ceil_div(space_.extent(d), widths_[dd]) - 1;
+    }
+    Candidate c{*mesh_, *cpu_, widths_, 0, schedule_.time_of(last) + 1, 0};
+    c.work = saturating_mul(c.steps, cross);
+    c.face = rect_face_points(mesh_full_, cpu_full_, widths_, map_dim_, req_.cpus);
+    if (best_ && !better(c, *best_)) return {};
+    auto t = Tiling::rectangular(widths_);
+    if (!t) return Unexpected{t.error()};
+    if (auto legal = check_legal(*t, *req_.deps); !legal) {
+      if (!legality_error_) legality_error_ = legal.error();
+      return {};
+    }
+    best_ = std::move(c);
+    return {};
+  }
+
+  const PlanRequest& req_;
+  const IterationSpace& space_;
+  int map_dim_;
+  const Index& mesh_full_;
+  const Index& cpu_full_;
+  const Schedule& schedule_;
+  std::optional<Candidate>& best_;
+  std::optional<Error>& legality_error_;
+  const Index* mesh_ = nullptr;
+  const Index* cpu_ = nullptr;
+  Index widths_;
+  Index thinnest_;  // product of the thinnest widths of dimensions d.. (mapping dimension: 1)
+  std::int64_t map_tiles_ = 1;
+};
+
+// The best (mesh, CPU grid, widths) by work, then step count, then face size (better()).
 // nullopt when none fits; `legality_error` then holds the first illegal derived tiling's error.
 Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
                                                   const IterationSpace& space, int map_dim,
@@ -289,32 +392,22 @@ Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
     for (const auto& cpu : cpu_grids) {
       const Index mesh_full = expand(mesh, map_dim);
       const Index cpu_full = expand(cpu, map_dim);
-      Candidate c{mesh, cpu, {}, 0, 0};
-      std::optional<FixedTiling> derived;
-      if (fixed) {
-        const Index counts = drop(fixed->space.counts(), map_dim);
-        bool fits = true;
-        for (std::size_t k = 0; k < counts.size(); ++k)
-          fits = fits && counts[k] == mesh[k] * cpu[k];
-        if (!fits) continue;
-      } else {
-        auto widths = derived_widths(req, space, map_dim, mesh_full, cpu_full);
-        if (!widths) continue;
-        auto t = Tiling::rectangular(*widths);
-        if (!t) return Unexpected{t.error()};
-        if (auto legal = check_legal(*t, *req.deps); !legal) {
-          if (!legality_error) legality_error = legal.error();
-          continue;
-        }
-        auto s = TileSpace::make(space, *t);
-        if (!s) return Unexpected{s.error()};
-        derived = FixedTiling{std::move(*t), std::move(*s)};
-        c.widths = *widths;
-      }
-      const FixedTiling& tiling = fixed ? *fixed : *derived;
       const Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim);
-      c.steps = count_steps(schedule, tiling.space);
-      c.face = node_face_points(mesh_full, cpu_full, tiling.tiling, map_dim, req.cpus);
+      if (!fixed) {
+        WidthSearch search(req, space, map_dim, mesh_full, cpu_full, schedule, best,
+                           legality_error);
+        TP_TRY(search.run(mesh, cpu));
+        continue;
+      }
+      const Index counts = drop(fixed->space.counts(), map_dim);
+      bool fits = true;
+      for (std::size_t k = 0; k < counts.size(); ++k) {
+        fits = fits && counts[k] <= saturating_mul(mesh[k], cpu[k]);
+      }
+      if (!fits) continue;
+      Candidate c{mesh, cpu, {}, 0, count_steps(schedule, fixed->space), 0};
+      c.work = c.steps;
+      c.face = node_face_points(mesh_full, cpu_full, fixed->tiling, map_dim, req.cpus);
       if (!best || better(c, *best)) best = std::move(c);
     }
   }
@@ -349,6 +442,15 @@ Expected<Plan> Plan::make(const PlanRequest& request) {
   auto map_dim_or = mapping_dimension(req, *space, *fixed);
   if (!map_dim_or) return Unexpected{map_dim_or.error()};
   const int map_dim = *map_dim_or;
+  if (!*fixed) {
+    // The widest tiles (one row per dimension) are the most likely legal: when even they are not,
+    // the height is what the dependences forbid, and no width helps.
+    Index widest = space->extents();
+    widest[static_cast<std::size_t>(map_dim)] = req.tile_height;
+    auto t = Tiling::rectangular(widest);
+    if (!t) return Unexpected{t.error()};
+    TP_TRY(check_legal(*t, *req.deps));
+  }
   auto meshes = candidate_meshes(req, n);
   if (!meshes) return Unexpected{meshes.error()};
   std::optional<Error> legality_error;
@@ -359,18 +461,12 @@ Expected<Plan> Plan::make(const PlanRequest& request) {
     const std::string who = std::to_string(req.nodes) + " nodes x " + std::to_string(req.cpus) +
                             (req.cpus == 1 ? " CPU" : " CPUs") +
                             (req.mesh ? " (mesh " + join_x(*req.mesh) + ")" : "");
-    if (*fixed) {
-      return fail(Errc::invalid_argument, "cannot map the tile space: it has " +
-                                              join_x(drop((*fixed)->space.counts(), map_dim)) +
-                                              " rows of tiles across the mapping dimension " +
-                                              std::to_string(map_dim + 1) + ", and no mesh of " +
-                                              who + " gives exactly one row per CPU");
-    }
-    return fail(Errc::invalid_argument, "cannot form a mesh of " + who + " over the extents " +
-                                            join_x(drop(space->extents(), map_dim)) +
-                                            " across the mapping dimension " +
-                                            std::to_string(map_dim + 1) +
-                                            ": every CPU needs its own non-empty row of tiles");
+    TP_ASSERT(*fixed);  // a height-only request always fits one row per dimension (u_k = 1)
+    return fail(Errc::invalid_argument, "cannot map the tile space: it has " +
+                                            join_x(drop((*fixed)->space.counts(), map_dim)) +
+                                            " rows of tiles across the mapping dimension " +
+                                            std::to_string(map_dim + 1) + ", and no mesh of " +
+                                            who + " gives every row its own CPU");
   }
   const Candidate& chosen = **best;
   Tiling tiling = *fixed ? (*fixed)->tiling : *Tiling::rectangular(chosen.widths);
@@ -388,6 +484,20 @@ Expected<Plan> Plan::make(const PlanRequest& request) {
   plan.cpu_grid_ = chosen.cpu;
   plan.steps_ = chosen.steps;
   plan.face_points_ = chosen.face;
+  // Rows of tiles per non-mapping dimension (of the tile space's bounding box): a node works when
+  // its first row along every dimension exists; every row has one CPU, the other CPUs are idle.
+  std::int64_t busy_nodes = 1;
+  std::int64_t busy_cpus = 1;
+  std::size_t f = 0;
+  for (int d = 0; d < n; ++d) {
+    if (d == map_dim) continue;
+    const std::int64_t rows = plan.tile_space_.counts()[static_cast<std::size_t>(d)];
+    busy_nodes *= ceil_div(rows, chosen.cpu[f]);
+    busy_cpus *= rows;
+    ++f;
+  }
+  plan.idle_nodes_ = req.nodes - busy_nodes;
+  plan.idle_cpus_ = req.nodes * req.cpus - busy_cpus;
   return plan;
 }
 
@@ -451,6 +561,7 @@ std::vector<Index> Plan::tiles_of(std::int64_t rank) const {
     }
     lo[dd] = node[f] * cpu_grid_[f];
     hi[dd] = std::min(counts[dd] - 1, lo[dd] + cpu_grid_[f] - 1);
+    if (hi[dd] < lo[dd]) return {};  // an idle node: no row of tiles reaches it
     ++f;
   }
   std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, Index>> keyed;
