@@ -38,8 +38,8 @@ Index drop(const Index& v, int map_dim) {
 struct Candidate {
   Index mesh;
   Index cpu;
-  Index widths;           // rectangular tilings only
-  std::int64_t work = 0;  // steps x points of a full tile's cross-section (height-only requests)
+  Index widths;            // rectangular tilings only
+  std::int64_t cross = 0;  // points of a full tile's cross-section (height-only requests, else 0)
   std::int64_t steps = 0;
   std::int64_t face = 0;
 };
@@ -58,8 +58,8 @@ bool better(const Candidate& a, const Candidate& b) {
   const Index rows_b = inner_first(b.mesh, b.cpu);
   const Index mesh_a = inner_first(a.mesh, {});
   const Index mesh_b = inner_first(b.mesh, {});
-  return std::tie(a.work, a.steps, a.face, rows_a, mesh_a, a.cpu, a.widths) <
-         std::tie(b.work, b.steps, b.face, rows_b, mesh_b, b.cpu, b.widths);
+  return std::tie(a.cross, a.steps, a.face, rows_a, mesh_a, a.cpu, a.widths) <
+         std::tie(b.cross, b.steps, b.face, rows_b, mesh_b, b.cpu, b.widths);
 }
 
 std::int64_t node_face_points(const Index& mesh_full, const Index& cpu_full, const Tiling& tiling,
@@ -256,7 +256,7 @@ Expected<std::vector<Index>> candidate_meshes(const PlanRequest& req, int n) {
   return std::vector<Index>{*req.mesh};
 }
 
-// a * b, or INT64_MAX when it does not fit (a, b >= 0): work figures only compare.
+// a * b, or INT64_MAX when it does not fit (a, b >= 0): these figures only compare.
 std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
   return checked_mul(a, b).value_or(INT64_MAX);
 }
@@ -280,8 +280,8 @@ std::int64_t rect_face_points(const Index& mesh_full, const Index& cpu_full, con
 // The search over the widths of a height-only tiling for one mesh and CPU grid (docs/math.md,
 // "Choosing the mesh and the CPU grid"): every width w_k (k != i) whose rows u_k = ceil(N_k / w_k)
 // fit the mesh and grid (u_k <= p_k m_k), the smallest width for each u_k, explored in increasing
-// order of width per dimension and cut off once even the mapping dimension's steps alone, times
-// the thinnest remaining cross-section, exceed the best work found.
+// order of width per dimension and cut off once the cross-section so far, times the thinnest
+// widths of the remaining dimensions, exceeds the best cross-section found.
 class WidthSearch {
  public:
   WidthSearch(const PlanRequest& req, const IterationSpace& space, int map_dim,
@@ -303,7 +303,6 @@ class WidthSearch {
       const std::int64_t w = d == map_dim ? 1 : thinnest_width(d);
       thinnest_[dd] = saturating_mul(thinnest_[dd + 1], w);
     }
-    map_tiles_ = ceil_div(space.extent(map_dim), req.tile_height);
   }
 
   Status run(const Index& mesh, const Index& cpu) {
@@ -330,9 +329,8 @@ class WidthSearch {
     }
     const std::int64_t extent = space_.extent(d);
     for (std::int64_t w = thinnest_width(d);;) {
-      const std::int64_t bound =
-          saturating_mul(map_tiles_, saturating_mul(saturating_mul(cross, w), thinnest_[dd + 1]));
-      if (best_ && bound > best_->work) break;
+      const std::int64_t bound = saturating_mul(saturating_mul(cross, w), thinnest_[dd + 1]);
+      if (best_ && bound > best_->cross) break;
       widths_[dd] = w;
       TP_TRY(visit(d + 1, saturating_mul(cross, w)));
       const std::int64_t rows = ceil_div(extent, w);
@@ -350,7 +348,7 @@ class WidthSearch {
       last[dd] = ceil_div(space_.extent(d), widths_[dd]) - 1;
     }
     Candidate c{*mesh_, *cpu_, widths_, 0, schedule_.time_of(last) + 1, 0};
-    c.work = saturating_mul(c.steps, cross);
+    c.cross = cross;
     c.face = rect_face_points(mesh_full_, cpu_full_, widths_, map_dim_, req_.cpus);
     if (best_ && !better(c, *best_)) return {};
     auto t = Tiling::rectangular(widths_);
@@ -375,10 +373,9 @@ class WidthSearch {
   const Index* cpu_ = nullptr;
   Index widths_;
   Index thinnest_;  // product of the thinnest widths of dimensions d.. (mapping dimension: 1)
-  std::int64_t map_tiles_ = 1;
 };
 
-// The best (mesh, CPU grid, widths) by work, then step count, then face size (better()).
+// The best (mesh, CPU grid, widths) by cross-section, then step count, then face size (better()).
 // nullopt when none fits; `legality_error` then holds the first illegal derived tiling's error.
 Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
                                                   const IterationSpace& space, int map_dim,
@@ -406,7 +403,6 @@ Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
       }
       if (!fits) continue;
       Candidate c{mesh, cpu, {}, 0, count_steps(schedule, fixed->space), 0};
-      c.work = c.steps;
       c.face = node_face_points(mesh_full, cpu_full, fixed->tiling, map_dim, req.cpus);
       if (!best || better(c, *best)) best = std::move(c);
     }
