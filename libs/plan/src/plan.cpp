@@ -38,8 +38,8 @@ Index drop(const Index& v, int map_dim) {
 struct Candidate {
   Index mesh;
   Index cpu;
-  Index widths;            // rectangular tilings only
-  std::int64_t cross = 0;  // points of a full tile's cross-section (height-only requests, else 0)
+  Index widths;           // rectangular tilings only
+  std::int64_t work = 0;  // steps x points of a tile's cross-section (k != i; fixed tiles: steps)
   std::int64_t steps = 0;
   std::int64_t face = 0;
 };
@@ -58,8 +58,8 @@ bool better(const Candidate& a, const Candidate& b) {
   const Index rows_b = inner_first(b.mesh, b.cpu);
   const Index mesh_a = inner_first(a.mesh, {});
   const Index mesh_b = inner_first(b.mesh, {});
-  return std::tie(a.cross, a.steps, a.face, rows_a, mesh_a, a.cpu, a.widths) <
-         std::tie(b.cross, b.steps, b.face, rows_b, mesh_b, b.cpu, b.widths);
+  return std::tie(a.work, a.steps, a.face, rows_a, mesh_a, a.cpu) <
+         std::tie(b.work, b.steps, b.face, rows_b, mesh_b, b.cpu);
 }
 
 std::int64_t node_face_points(const Index& mesh_full, const Index& cpu_full, const Tiling& tiling,
@@ -277,105 +277,50 @@ std::int64_t rect_face_points(const Index& mesh_full, const Index& cpu_full, con
   return total;
 }
 
-// The search over the widths of a height-only tiling for one mesh and CPU grid (docs/math.md,
-// "Choosing the mesh and the CPU grid"): every width w_k (k != i) whose rows u_k = ceil(N_k / w_k)
-// fit the mesh and grid (u_k <= p_k m_k), the smallest width for each u_k, explored in increasing
-// order of width per dimension and cut off once the cross-section so far, times the thinnest
-// widths of the remaining dimensions, exceeds the best cross-section found.
-class WidthSearch {
- public:
-  WidthSearch(const PlanRequest& req, const IterationSpace& space, int map_dim,
-              const Index& mesh_full, const Index& cpu_full, const Schedule& schedule,
-              std::optional<Candidate>& best, std::optional<Error>& legality_error)
-      : req_(req),
-        space_(space),
-        map_dim_(map_dim),
-        mesh_full_(mesh_full),
-        cpu_full_(cpu_full),
-        schedule_(schedule),
-        best_(best),
-        legality_error_(legality_error) {
-    const int n = space.dims();
-    widths_.assign(static_cast<std::size_t>(n), 0);
-    thinnest_.assign(static_cast<std::size_t>(n + 1), 1);
-    for (int d = n; d-- > 0;) {
-      const auto dd = static_cast<std::size_t>(d);
-      const std::int64_t w = d == map_dim ? 1 : thinnest_width(d);
-      thinnest_[dd] = saturating_mul(thinnest_[dd + 1], w);
-    }
-  }
-
-  Status run(const Index& mesh, const Index& cpu) {
-    mesh_ = &mesh;
-    cpu_ = &cpu;
-    return visit(0, 1);
-  }
-
- private:
-  std::int64_t rows_max(int d) const {
+// The widths of a height-only tiling for one mesh and CPU grid (docs/math.md, "Choosing the mesh
+// and the CPU grid"): the thinnest that give each CPU at most one row, w_k = max(ceil(N_k / (p_k
+// m_k)), l_k), with l_k the thinnest legal width along k.
+Index derived_widths(const PlanRequest& req, const IterationSpace& space, int map_dim,
+                     const Index& mesh_full, const Index& cpu_full, const Index& thinnest_legal) {
+  const int n = space.dims();
+  Index widths(static_cast<std::size_t>(n));
+  for (int d = 0; d < n; ++d) {
     const auto dd = static_cast<std::size_t>(d);
-    return std::min(space_.extent(d), saturating_mul(mesh_full_[dd], cpu_full_[dd]));
+    if (d == map_dim) {
+      widths[dd] = req.tile_height;
+      continue;
+    }
+    const std::int64_t slots = saturating_mul(mesh_full[dd], cpu_full[dd]);
+    widths[dd] =
+        std::max(ceil_div(space.extent(d), std::min(slots, space.extent(d))), thinnest_legal[dd]);
   }
-  std::int64_t thinnest_width(int d) const { return ceil_div(space_.extent(d), rows_max(d)); }
+  return widths;
+}
 
-  // Dimensions before d have their widths; `cross` is their product (mapping dimension: 1).
-  Status visit(int d, std::int64_t cross) {
-    const int n = space_.dims();
-    if (d == n) return leaf(cross);
-    const auto dd = static_cast<std::size_t>(d);
-    if (d == map_dim_) {
-      widths_[dd] = req_.tile_height;
-      return visit(d + 1, cross);
+// l_k per dimension: the thinnest legal width along k with the height along i and the whole
+// extent along the other dimensions (legality of a rectangular tile only tightens as a side
+// shrinks). Precondition: the widest tiling (every l_k = N_k) is legal.
+Expected<Index> thinnest_legal_widths(const PlanRequest& req, const IterationSpace& space,
+                                      int map_dim) {
+  const int n = space.dims();
+  Index widest = space.extents();
+  widest[static_cast<std::size_t>(map_dim)] = req.tile_height;
+  Index out(static_cast<std::size_t>(n), 1);
+  for (int k = 0; k < n; ++k) {
+    const auto kk = static_cast<std::size_t>(k);
+    if (k == map_dim) continue;
+    Index w = widest;
+    for (out[kk] = 1; out[kk] < space.extent(k); ++out[kk]) {
+      w[kk] = out[kk];
+      auto t = Tiling::rectangular(w);
+      if (!t) return Unexpected{t.error()};
+      if (check_legal(*t, *req.deps)) break;
     }
-    const std::int64_t extent = space_.extent(d);
-    for (std::int64_t w = thinnest_width(d);;) {
-      const std::int64_t bound = saturating_mul(saturating_mul(cross, w), thinnest_[dd + 1]);
-      if (best_ && bound > best_->cross) break;
-      widths_[dd] = w;
-      TP_TRY(visit(d + 1, saturating_mul(cross, w)));
-      const std::int64_t rows = ceil_div(extent, w);
-      if (rows == 1) break;
-      w = ceil_div(extent, rows - 1);  // the smallest width with one row fewer
-    }
-    return {};
   }
+  return out;
+}
 
-  Status leaf(std::int64_t cross) {
-    const int n = space_.dims();
-    Index last(static_cast<std::size_t>(n));
-    for (int d = 0; d < n; ++d) {
-      const auto dd = static_cast<std::size_t>(d);
-      last[dd] = ceil_div(space_.extent(d), widths_[dd]) - 1;
-    }
-    Candidate c{*mesh_, *cpu_, widths_, 0, schedule_.time_of(last) + 1, 0};
-    c.cross = cross;
-    c.face = rect_face_points(mesh_full_, cpu_full_, widths_, map_dim_, req_.cpus);
-    if (best_ && !better(c, *best_)) return {};
-    auto t = Tiling::rectangular(widths_);
-    if (!t) return Unexpected{t.error()};
-    if (auto legal = check_legal(*t, *req_.deps); !legal) {
-      if (!legality_error_) legality_error_ = legal.error();
-      return {};
-    }
-    best_ = std::move(c);
-    return {};
-  }
-
-  const PlanRequest& req_;
-  const IterationSpace& space_;
-  int map_dim_;
-  const Index& mesh_full_;
-  const Index& cpu_full_;
-  const Schedule& schedule_;
-  std::optional<Candidate>& best_;
-  std::optional<Error>& legality_error_;
-  const Index* mesh_ = nullptr;
-  const Index* cpu_ = nullptr;
-  Index widths_;
-  Index thinnest_;  // product of the thinnest widths of dimensions d.. (mapping dimension: 1)
-};
-
-// The best (mesh, CPU grid, widths) by cross-section, then step count, then face size (better()).
+// The best (mesh, CPU grid) and its widths by work, then step count, then face size (better()).
 // nullopt when none fits; `legality_error` then holds the first illegal derived tiling's error.
 Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
                                                   const IterationSpace& space, int map_dim,
@@ -384,6 +329,12 @@ Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
                                                   std::optional<Error>& legality_error) {
   const int n = space.dims();
   std::optional<Candidate> best;
+  Index thinnest_legal;
+  if (!fixed) {
+    auto l = thinnest_legal_widths(req, space, map_dim);
+    if (!l) return Unexpected{l.error()};
+    thinnest_legal = std::move(*l);
+  }
   const auto cpu_grids = ordered_factorizations(req.cpus, n - 1);
   for (const auto& mesh : meshes) {
     for (const auto& cpu : cpu_grids) {
@@ -391,9 +342,25 @@ Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
       const Index cpu_full = expand(cpu, map_dim);
       const Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim);
       if (!fixed) {
-        WidthSearch search(req, space, map_dim, mesh_full, cpu_full, schedule, best,
-                           legality_error);
-        TP_TRY(search.run(mesh, cpu));
+        const Index widths =
+            derived_widths(req, space, map_dim, mesh_full, cpu_full, thinnest_legal);
+        auto t = Tiling::rectangular(widths);
+        if (!t) return Unexpected{t.error()};
+        if (auto legal = check_legal(*t, *req.deps); !legal) {
+          if (!legality_error) legality_error = legal.error();
+          continue;
+        }
+        Index last(static_cast<std::size_t>(n));
+        std::int64_t cross = 1;
+        for (int d = 0; d < n; ++d) {
+          const auto dd = static_cast<std::size_t>(d);
+          last[dd] = ceil_div(space.extent(d), widths[dd]) - 1;
+          if (d != map_dim) cross = saturating_mul(cross, widths[dd]);
+        }
+        Candidate c{mesh, cpu, widths, 0, schedule.time_of(last) + 1, 0};
+        c.work = saturating_mul(c.steps, cross);
+        c.face = rect_face_points(mesh_full, cpu_full, widths, map_dim, req.cpus);
+        if (!best || better(c, *best)) best = std::move(c);
         continue;
       }
       const Index counts = drop(fixed->space.counts(), map_dim);
@@ -403,6 +370,7 @@ Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
       }
       if (!fits) continue;
       Candidate c{mesh, cpu, {}, 0, count_steps(schedule, fixed->space), 0};
+      c.work = c.steps;
       c.face = node_face_points(mesh_full, cpu_full, fixed->tiling, map_dim, req.cpus);
       if (!best || better(c, *best)) best = std::move(c);
     }
