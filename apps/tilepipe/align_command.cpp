@@ -61,6 +61,8 @@ struct AlignOutput {
   std::string simd;                               ///< the tile function's ISA
   std::optional<kernels::SwAlignment> alignment;  ///< unset with --score-only
   double traceback_seconds = 0;
+  std::int64_t idle_nodes = 0;  ///< pipelined executor: ranks and CPUs without a row of tiles
+  std::int64_t idle_cpus = 0;
 };
 
 // Every record of a FASTA file, encoded; a letter outside the matrix names the file, the record
@@ -210,6 +212,8 @@ std::string result_text(const AlignOptions& o, const Inputs& in, const AlignOutp
     if (!out.grouping.empty()) {
       j["grouping"] = out.grouping;
       j["subtiles"] = out.subtiles;
+      j["idle_nodes"] = out.idle_nodes;
+      j["idle_cpus"] = out.idle_cpus;
     }
     j["query_name"] = in.query.name;
     j["target_name"] = in.target.name;
@@ -249,12 +253,17 @@ std::string result_text(const AlignOptions& o, const Inputs& in, const AlignOutp
                           s.identity, s.similarity, s.gaps);
       text += fmt::format("traceback_seconds: {:.6f}\n", out.traceback_seconds);
     }
+    if (out.idle_cpus > 0) {
+      text += fmt::format("idle: {} nodes and {} CPUs have no row of tiles and run none\n",
+                          out.idle_nodes, out.idle_cpus);
+    }
   }
   return text;
 }
 
-// Ranks x threads through the frontier pipeline: one row of tiles per CPU along the query, tiles
-// `--tile` high along the target (or QxT with exactly nodes x cpus rows).
+// Ranks x threads through the frontier pipeline: at most one row of tiles per CPU along the query
+// (a short query leaves CPUs and ranks idle), tiles `--tile` high along the target (or QxT with at
+// most nodes x cpus rows).
 int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<OutputFile>& output) {
   auto kernel = make_kernel(o, in);
   if (!kernel) return report_error(kernel.error());
@@ -302,7 +311,9 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
                   total->summary.ranks.front().subtiles,
                   std::string(kernels::to_string(kernel->isa())),
                   std::nullopt,
-                  0};
+                  0,
+                  total->planned.plan.idle_nodes(),
+                  total->planned.plan.idle_cpus()};
   if (auto a = add_alignment(o, in, out); !a) return report_error(a.error());
   return emit(result_text(shown, in, out), output);
 }

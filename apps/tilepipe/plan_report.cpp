@@ -52,6 +52,8 @@ nlohmann::ordered_json plan_to_json(const plan::Plan& p, const std::string& kern
   j["schedule_vector"] = p.schedule().vector();
   j["steps"] = p.steps();
   j["face_points"] = p.face_points();
+  j["idle_nodes"] = p.idle_nodes();
+  j["idle_cpus"] = p.idle_cpus();
   j["points"] = p.space().points();
   j["legal"] = true;
   return j;
@@ -84,6 +86,11 @@ std::string transform_to_text(const plan::TransformedSpace& t) {
   return s;
 }
 
+std::string idle_text(const plan::Plan& p) {
+  return fmt::format("{} of {} nodes and {} of {} CPUs have no row of tiles and run none",
+                     p.idle_nodes(), p.nodes(), p.idle_cpus(), p.nodes() * p.cpus());
+}
+
 std::string plan_to_text(const plan::Plan& p, const std::string& kernel) {
   std::string s;
   const auto row = [&](std::string_view key, const std::string& value) {
@@ -113,6 +120,7 @@ std::string plan_to_text(const plan::Plan& p, const std::string& kernel) {
   row("schedule Pi^G", plan::to_string(p.schedule().vector()));
   row("time steps", std::to_string(p.steps()));
   row("face per step", fmt::format("{} points sent per node", p.face_points()));
+  if (p.idle_cpus() > 0) row("idle", idle_text(p));
   return s;
 }
 

@@ -19,6 +19,9 @@ nlohmann::ordered_json plan_to_json(const plan::Plan& plan, const std::string& k
 /// A human-readable multi-line summary of the plan.
 std::string plan_to_text(const plan::Plan& plan, const std::string& kernel);
 
+/// "I of P nodes and J of P m CPUs have no row of tiles and run none" (plan and run reports).
+std::string idle_text(const plan::Plan& plan);
+
 /// Adds "loop_nest": the original size, dependences and point count, the transformation's rows
 /// and the transformed space's lower corner (a plan over a transformed space).
 void add_transform_json(nlohmann::ordered_json& json, const plan::TransformedSpace& t);

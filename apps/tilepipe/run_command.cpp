@@ -5,6 +5,7 @@
 #include "command.hpp"
 #include "kernel_catalog.hpp"
 #include "plan_options.hpp"
+#include "plan_report.hpp"
 
 #include <tilepipe/comm/world.hpp>
 #include <tilepipe/exec/face_transport.hpp>
@@ -111,6 +112,8 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
         f.comm_thread ? nlohmann::ordered_json(total.summary.ranks.front().comm_thread.share)
                       : nlohmann::ordered_json(nullptr);
     j["steps"] = plan.steps();
+    j["idle_nodes"] = plan.idle_nodes();
+    j["idle_cpus"] = plan.idle_cpus();
     j["sweeps"] = f.sweeps;
     j["seconds_per_sweep"] = seconds / f.sweeps;
     j[result_key] = total.result;
@@ -168,6 +171,7 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
       fmt::print("  parameters         {}\n", f.params_text);
     }
     fmt::print("  wall time          {:.6f} s  ({} steps)\n", seconds, plan.steps());
+    if (plan.idle_cpus() > 0) fmt::print("  idle               {}\n", idle_text(plan));
     if (f.sweeps > 1) {
       fmt::print("  sweeps             {} ({:.6f} s per sweep, set-up paid once)\n", f.sweeps,
                  seconds / f.sweeps);

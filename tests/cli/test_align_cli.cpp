@@ -126,6 +126,45 @@ TEST(AlignCli, ranks_and_schedules_agree_with_one_process) {
   }
 }
 
+// Fewer rows than CPUs (issue 15): a one-residue query has one row of tiles, so on 2 or 3 ranks
+// all but rank 0 idle (they were refused before); the alignment is the one-process one. A
+// sequence of 0 residues stays bad input on any number of ranks.
+TEST(AlignCli, one_residue_query_on_several_ranks_and_an_empty_one_refused) {
+  const std::string one = fa + "/one_residue.fa";
+  const std::string target = fa + "/dna_query.fa";
+  auto single = align({one, target, "--matrix", "ednafull", "--json"});
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  const auto expected = nlohmann::json::parse(single.out);
+  EXPECT_EQ(expected["score"], 5);  // A/A in EDNAFULL, at the target's first A
+  EXPECT_EQ(expected["end_query"], 1);
+  EXPECT_EQ(expected["end_target"], 3);
+  for (const char* nodes : {"2", "3"}) {
+    for (const char* cpus : {"1", "2"}) {
+      auto r = align({one, target, "--matrix", "ednafull", "--json", "--nodes", nodes, "--cpus",
+                      cpus, "--tile", "16", "--sync", "block"});
+      ASSERT_EQ(r.exit_code, 0) << nodes << "x" << cpus << ": " << r.err;
+      const auto j = nlohmann::json::parse(r.out);
+      for (const char* key : {"score", "end_query", "end_target"}) {
+        EXPECT_EQ(j[key], expected[key]) << key;
+      }
+      EXPECT_EQ(j["idle_nodes"], std::stoi(nodes) - 1);
+      EXPECT_EQ(j["idle_cpus"], std::stoi(nodes) * std::stoi(cpus) - 1);
+    }
+    auto text = align({one, target, "--matrix", "ednafull", "--nodes", nodes, "--sync", "block"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("idle: " + std::to_string(std::stoi(nodes) - 1) + " nodes and " +
+                            std::to_string(std::stoi(nodes) - 1) +
+                            " CPUs have no row of tiles and run none\n"),
+              std::string::npos)
+        << text.out;
+    auto empty = align({fa + "/empty_sequence.fa", target, "--matrix", "ednafull", "--nodes", nodes,
+                        "--sync", "block"});
+    EXPECT_EQ(empty.exit_code, 2);
+    EXPECT_EQ(empty.err,
+              "tilepipe: error: " + fa + "/empty_sequence.fa line 1: sequence 'empty' is empty\n");
+  }
+}
+
 TEST(AlignCli, vertical_grouping_agrees_with_hyperplane) {
   const std::vector<std::string> files = {data + "/fasta/protein_query.fa",
                                           data + "/fasta/protein_target.fa"};

@@ -38,7 +38,8 @@ Index drop(const Index& v, int map_dim) {
 struct Candidate {
   Index mesh;
   Index cpu;
-  Index widths;  // rectangular tilings only
+  Index widths;           // rectangular tilings only
+  std::int64_t work = 0;  // steps x points of a tile's cross-section (k != i; fixed tiles: steps)
   std::int64_t steps = 0;
   std::int64_t face = 0;
 };
@@ -57,8 +58,8 @@ bool better(const Candidate& a, const Candidate& b) {
   const Index rows_b = inner_first(b.mesh, b.cpu);
   const Index mesh_a = inner_first(a.mesh, {});
   const Index mesh_b = inner_first(b.mesh, {});
-  return std::tie(a.steps, a.face, rows_a, mesh_a, a.cpu) <
-         std::tie(b.steps, b.face, rows_b, mesh_b, b.cpu);
+  return std::tie(a.work, a.steps, a.face, rows_a, mesh_a, a.cpu) <
+         std::tie(b.work, b.steps, b.face, rows_b, mesh_b, b.cpu);
 }
 
 std::int64_t node_face_points(const Index& mesh_full, const Index& cpu_full, const Tiling& tiling,
@@ -255,10 +256,32 @@ Expected<std::vector<Index>> candidate_meshes(const PlanRequest& req, int n) {
   return std::vector<Index>{*req.mesh};
 }
 
-// The widths of a height-only tiling for one mesh and CPU grid: one row of tiles per CPU across
-// every non-mapping dimension; nullopt when the extents cannot give that.
-std::optional<Index> derived_widths(const PlanRequest& req, const IterationSpace& space,
-                                    int map_dim, const Index& mesh_full, const Index& cpu_full) {
+// a * b, or INT64_MAX when it does not fit (a, b >= 0): these figures only compare.
+std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+  return checked_mul(a, b).value_or(INT64_MAX);
+}
+
+// Points a node sends per step for rectangular tiles of `extents` (face_points()).
+std::int64_t rect_face_points(const Index& mesh_full, const Index& cpu_full, const Index& extents,
+                              int map_dim, std::int64_t cpus) {
+  std::int64_t total = 0;
+  const auto n = static_cast<int>(extents.size());
+  for (int k = 0; k < n; ++k) {
+    if (k == map_dim || mesh_full[static_cast<std::size_t>(k)] == 1) continue;
+    std::int64_t face = cpus / cpu_full[static_cast<std::size_t>(k)];
+    for (int d = 0; d < n; ++d) {
+      if (d != k) face = saturating_mul(face, extents[static_cast<std::size_t>(d)]);
+    }
+    total = checked_add(total, face).value_or(INT64_MAX);
+  }
+  return total;
+}
+
+// The widths of a height-only tiling for one mesh and CPU grid (docs/math.md, "Choosing the mesh
+// and the CPU grid"): the thinnest that give each CPU at most one row, w_k = max(ceil(N_k / (p_k
+// m_k)), l_k), with l_k the thinnest legal width along k.
+Index derived_widths(const PlanRequest& req, const IterationSpace& space, int map_dim,
+                     const Index& mesh_full, const Index& cpu_full, const Index& thinnest_legal) {
   const int n = space.dims();
   Index widths(static_cast<std::size_t>(n));
   for (int d = 0; d < n; ++d) {
@@ -267,15 +290,37 @@ std::optional<Index> derived_widths(const PlanRequest& req, const IterationSpace
       widths[dd] = req.tile_height;
       continue;
     }
-    const std::int64_t rows = mesh_full[dd] * cpu_full[dd];
-    if (rows > space.extent(d)) return std::nullopt;
-    widths[dd] = ceil_div(space.extent(d), rows);
-    if (ceil_div(space.extent(d), widths[dd]) != rows) return std::nullopt;
+    const std::int64_t slots = saturating_mul(mesh_full[dd], cpu_full[dd]);
+    widths[dd] =
+        std::max(ceil_div(space.extent(d), std::min(slots, space.extent(d))), thinnest_legal[dd]);
   }
   return widths;
 }
 
-// The best (mesh, CPU grid) and its tiling's widths by step count, then face size (better()).
+// l_k per dimension: the thinnest legal width along k with the height along i and the whole
+// extent along the other dimensions (legality of a rectangular tile only tightens as a side
+// shrinks). Precondition: the widest tiling (every l_k = N_k) is legal.
+Expected<Index> thinnest_legal_widths(const PlanRequest& req, const IterationSpace& space,
+                                      int map_dim) {
+  const int n = space.dims();
+  Index widest = space.extents();
+  widest[static_cast<std::size_t>(map_dim)] = req.tile_height;
+  Index out(static_cast<std::size_t>(n), 1);
+  for (int k = 0; k < n; ++k) {
+    const auto kk = static_cast<std::size_t>(k);
+    if (k == map_dim) continue;
+    Index w = widest;
+    for (out[kk] = 1; out[kk] < space.extent(k); ++out[kk]) {
+      w[kk] = out[kk];
+      auto t = Tiling::rectangular(w);
+      if (!t) return Unexpected{t.error()};
+      if (check_legal(*t, *req.deps)) break;
+    }
+  }
+  return out;
+}
+
+// The best (mesh, CPU grid) and its widths by work, then step count, then face size (better()).
 // nullopt when none fits; `legality_error` then holds the first illegal derived tiling's error.
 Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
                                                   const IterationSpace& space, int map_dim,
@@ -284,37 +329,49 @@ Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
                                                   std::optional<Error>& legality_error) {
   const int n = space.dims();
   std::optional<Candidate> best;
+  Index thinnest_legal;
+  if (!fixed) {
+    auto l = thinnest_legal_widths(req, space, map_dim);
+    if (!l) return Unexpected{l.error()};
+    thinnest_legal = std::move(*l);
+  }
   const auto cpu_grids = ordered_factorizations(req.cpus, n - 1);
   for (const auto& mesh : meshes) {
     for (const auto& cpu : cpu_grids) {
       const Index mesh_full = expand(mesh, map_dim);
       const Index cpu_full = expand(cpu, map_dim);
-      Candidate c{mesh, cpu, {}, 0, 0};
-      std::optional<FixedTiling> derived;
-      if (fixed) {
-        const Index counts = drop(fixed->space.counts(), map_dim);
-        bool fits = true;
-        for (std::size_t k = 0; k < counts.size(); ++k)
-          fits = fits && counts[k] == mesh[k] * cpu[k];
-        if (!fits) continue;
-      } else {
-        auto widths = derived_widths(req, space, map_dim, mesh_full, cpu_full);
-        if (!widths) continue;
-        auto t = Tiling::rectangular(*widths);
+      const Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim);
+      if (!fixed) {
+        const Index widths =
+            derived_widths(req, space, map_dim, mesh_full, cpu_full, thinnest_legal);
+        auto t = Tiling::rectangular(widths);
         if (!t) return Unexpected{t.error()};
         if (auto legal = check_legal(*t, *req.deps); !legal) {
           if (!legality_error) legality_error = legal.error();
           continue;
         }
-        auto s = TileSpace::make(space, *t);
-        if (!s) return Unexpected{s.error()};
-        derived = FixedTiling{std::move(*t), std::move(*s)};
-        c.widths = *widths;
+        Index last(static_cast<std::size_t>(n));
+        std::int64_t cross = 1;
+        for (int d = 0; d < n; ++d) {
+          const auto dd = static_cast<std::size_t>(d);
+          last[dd] = ceil_div(space.extent(d), widths[dd]) - 1;
+          if (d != map_dim) cross = saturating_mul(cross, widths[dd]);
+        }
+        Candidate c{mesh, cpu, widths, 0, schedule.time_of(last) + 1, 0};
+        c.work = saturating_mul(c.steps, cross);
+        c.face = rect_face_points(mesh_full, cpu_full, widths, map_dim, req.cpus);
+        if (!best || better(c, *best)) best = std::move(c);
+        continue;
       }
-      const FixedTiling& tiling = fixed ? *fixed : *derived;
-      const Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim);
-      c.steps = count_steps(schedule, tiling.space);
-      c.face = node_face_points(mesh_full, cpu_full, tiling.tiling, map_dim, req.cpus);
+      const Index counts = drop(fixed->space.counts(), map_dim);
+      bool fits = true;
+      for (std::size_t k = 0; k < counts.size(); ++k) {
+        fits = fits && counts[k] <= saturating_mul(mesh[k], cpu[k]);
+      }
+      if (!fits) continue;
+      Candidate c{mesh, cpu, {}, 0, count_steps(schedule, fixed->space), 0};
+      c.work = c.steps;
+      c.face = node_face_points(mesh_full, cpu_full, fixed->tiling, map_dim, req.cpus);
       if (!best || better(c, *best)) best = std::move(c);
     }
   }
@@ -349,6 +406,15 @@ Expected<Plan> Plan::make(const PlanRequest& request) {
   auto map_dim_or = mapping_dimension(req, *space, *fixed);
   if (!map_dim_or) return Unexpected{map_dim_or.error()};
   const int map_dim = *map_dim_or;
+  if (!*fixed) {
+    // The widest tiles (one row per dimension) are the most likely legal: when even they are not,
+    // the height is what the dependences forbid, and no width helps.
+    Index widest = space->extents();
+    widest[static_cast<std::size_t>(map_dim)] = req.tile_height;
+    auto t = Tiling::rectangular(widest);
+    if (!t) return Unexpected{t.error()};
+    TP_TRY(check_legal(*t, *req.deps));
+  }
   auto meshes = candidate_meshes(req, n);
   if (!meshes) return Unexpected{meshes.error()};
   std::optional<Error> legality_error;
@@ -359,18 +425,12 @@ Expected<Plan> Plan::make(const PlanRequest& request) {
     const std::string who = std::to_string(req.nodes) + " nodes x " + std::to_string(req.cpus) +
                             (req.cpus == 1 ? " CPU" : " CPUs") +
                             (req.mesh ? " (mesh " + join_x(*req.mesh) + ")" : "");
-    if (*fixed) {
-      return fail(Errc::invalid_argument, "cannot map the tile space: it has " +
-                                              join_x(drop((*fixed)->space.counts(), map_dim)) +
-                                              " rows of tiles across the mapping dimension " +
-                                              std::to_string(map_dim + 1) + ", and no mesh of " +
-                                              who + " gives exactly one row per CPU");
-    }
-    return fail(Errc::invalid_argument, "cannot form a mesh of " + who + " over the extents " +
-                                            join_x(drop(space->extents(), map_dim)) +
-                                            " across the mapping dimension " +
-                                            std::to_string(map_dim + 1) +
-                                            ": every CPU needs its own non-empty row of tiles");
+    TP_ASSERT(*fixed);  // a height-only request always fits one row per dimension (u_k = 1)
+    return fail(Errc::invalid_argument, "cannot map the tile space: it has " +
+                                            join_x(drop((*fixed)->space.counts(), map_dim)) +
+                                            " rows of tiles across the mapping dimension " +
+                                            std::to_string(map_dim + 1) + ", and no mesh of " +
+                                            who + " gives every row its own CPU");
   }
   const Candidate& chosen = **best;
   Tiling tiling = *fixed ? (*fixed)->tiling : *Tiling::rectangular(chosen.widths);
@@ -388,6 +448,20 @@ Expected<Plan> Plan::make(const PlanRequest& request) {
   plan.cpu_grid_ = chosen.cpu;
   plan.steps_ = chosen.steps;
   plan.face_points_ = chosen.face;
+  // Rows of tiles per non-mapping dimension (of the tile space's bounding box): a node works when
+  // its first row along every dimension exists; every row has one CPU, the other CPUs are idle.
+  std::int64_t busy_nodes = 1;
+  std::int64_t busy_cpus = 1;
+  std::size_t f = 0;
+  for (int d = 0; d < n; ++d) {
+    if (d == map_dim) continue;
+    const std::int64_t rows = plan.tile_space_.counts()[static_cast<std::size_t>(d)];
+    busy_nodes *= ceil_div(rows, chosen.cpu[f]);
+    busy_cpus *= rows;
+    ++f;
+  }
+  plan.idle_nodes_ = req.nodes - busy_nodes;
+  plan.idle_cpus_ = req.nodes * req.cpus - busy_cpus;
   return plan;
 }
 
@@ -451,6 +525,7 @@ std::vector<Index> Plan::tiles_of(std::int64_t rank) const {
     }
     lo[dd] = node[f] * cpu_grid_[f];
     hi[dd] = std::min(counts[dd] - 1, lo[dd] + cpu_grid_[f] - 1);
+    if (hi[dd] < lo[dd]) return {};  // an idle node: no row of tiles reaches it
     ++f;
   }
   std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, Index>> keyed;

@@ -112,20 +112,65 @@ TEST(PlanSeeds, seed_002_example_3_second_space) {
   EXPECT_EQ(forced->steps(), 356);
 }
 
-TEST(PlanErrors, node_count_that_cannot_form_a_mesh) {
+TEST(PlanIdle, more_cpus_than_rows_leaves_nodes_and_cpus_idle) {
+  // 2x2 cross-section, 9 nodes: unit dependences need tiles 2 wide, so one row of tiles and 8
+  // nodes run nothing (the plan was refused before).
   auto plan = Plan::make(height_request({2, 2, 100}, 10, 9, 1));
-  ASSERT_FALSE(plan);
-  EXPECT_EQ(plan.error().message,
-            "cannot form a mesh of 9 nodes x 1 CPU over the extents 2x2 across the mapping "
-            "dimension 3: every CPU needs its own non-empty row of tiles");
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->tile_space().counts(), (Index{1, 1, 10}));
+  EXPECT_EQ(plan->idle_cpus(), 8);
+  EXPECT_EQ(plan->idle_nodes(), 8);
+  std::int64_t empty = 0;
+  for (std::int64_t r = 0; r < 9; ++r) empty += plan->tiles_of(r).empty() ? 1 : 0;
+  EXPECT_EQ(empty, plan->idle_nodes());
+  EXPECT_FALSE(plan->tiles_of(0).empty());  // node 0 always has row 0
 }
 
-TEST(PlanErrors, derived_widths_too_small_for_the_dependences) {
-  // 4 rows over an extent of 4 leave tiles 1 wide: a unit dependence is not shorter than that.
-  auto plan = Plan::make(height_request({4, 64}, 8, 4, 1));
+TEST(PlanIdle, cpus_without_rows_inside_a_working_node) {
+  // One row of tiles across a 2-wide dimension (tiles 2 wide), 4 CPUs on 1 node: 3 idle CPUs.
+  auto r = height_request({2, 64}, 8, 1, 4);
+  auto plan = Plan::make(r);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->tile_space().counts(), (Index{1, 8}));
+  EXPECT_EQ(plan->idle_nodes(), 0);
+  EXPECT_EQ(plan->idle_cpus(), 3);
+}
+
+TEST(PlanIdle, issue_15_example_keeps_147_steps_the_145_needs_an_illegal_tile) {
+  auto r = height_request({8, 65536, 48}, 512, 12, 4);
+  r.map_dim = 2;
+  auto plan = Plan::make(r);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->steps(), 147);
+  EXPECT_EQ(plan->tiling().tile_extents(), (Index{2, 512, 4}));  // grain 4096: every CPU a row
+  EXPECT_EQ(plan->idle_cpus(), 0);
+  // 145 steps would take mesh 4x3 with grid 2x2, 8x6 rows: tiles 1 wide across dimension 1,
+  // which the dependence (1, 0, 0) forbids.
+  r.tile_kind = TileSpecKind::extents;
+  r.tile_extents = {1, 512, 8};
+  r.mesh = Index{4, 3};
+  auto illegal = Plan::make(r);
+  ASSERT_FALSE(illegal);
+  EXPECT_EQ(illegal.error().code, tp::Errc::illegal_tiling);
+}
+
+TEST(PlanErrors, a_height_the_dependences_forbid) {
+  // No width helps when the height is 1 along a dimension a unit dependence crosses.
+  auto plan = Plan::make(height_request({4, 64}, 1, 4, 1));
   ASSERT_FALSE(plan);
   EXPECT_EQ(plan.error().code, tp::Errc::illegal_tiling);
-  EXPECT_NE(plan.error().message.find("dimension 1"), std::string::npos);
+  EXPECT_NE(plan.error().message.find("dimension 2"), std::string::npos);
+}
+
+TEST(PlanErrors, fixed_tiles_with_more_rows_than_cpus) {
+  auto r = height_request({12, 12, 64}, 8, 2, 1);
+  r.tile_kind = TileSpecKind::extents;
+  r.tile_extents = {2, 2, 8};  // 6x6 rows on 2 nodes x 1 CPU
+  auto plan = Plan::make(r);
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().message,
+            "cannot map the tile space: it has 6x6 rows of tiles across the mapping dimension 3, "
+            "and no mesh of 2 nodes x 1 CPU gives every row its own CPU");
 }
 
 TEST(PlanErrors, zero_cpus_and_bad_mesh) {

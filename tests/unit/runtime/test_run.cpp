@@ -118,9 +118,9 @@ TEST(RunDoor, a_throwing_kernel_names_rank_and_tile) {
 
 TEST(RunDoor, bad_input_is_the_users_error_before_any_rank_starts) {
   RunOptions o;
-  o.nodes = 64;  // more ranks than rows of tiles
+  o.nodes = 2;  // 4x4 tiles: 4 rows across the mapping dimension, more than the 2 x 1 CPUs
   o.cpus = 1;
-  o.tile_height = 4;
+  o.tile_extents = tp::plan::Index{2, 2};
   auto r = tp::runtime::run(wave(8, 8), {8, 8}, o);
   ASSERT_FALSE(r.has_value());
   EXPECT_TRUE(r.error().is_user_error()) << r.error().message;

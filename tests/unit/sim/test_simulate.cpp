@@ -180,6 +180,17 @@ TEST(Simulate, a_slow_node_delays_the_pipeline_by_the_expected_amount) {
             "the machine file's network.nodes names node 2 but the plan has 2 nodes (0..1)");
 }
 
+TEST(Simulate, a_plan_with_idle_nodes_is_refused_in_one_line) {
+  // 2x2 points across the mapping dimension: one row of tiles, so ranks 1-3 have none.
+  const Plan p = make_plan({2, 2, 100}, 10, 4, 1);
+  ASSERT_EQ(p.idle_nodes(), 3);
+  auto s = simulate(p, simple(), {});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(
+      s.error().message,
+      "rank 1 has no tiles: the simulator needs every node to have at least one row of tiles");
+}
+
 TEST(Simulate, messages_sharing_a_torus_link_queue_behind_each_other) {
   // A 2x2 mesh, one tile per CPU row: rank 0 sends to ranks 1 and 2, both send to rank 3.
   // On a ring of 4 nodes, 0 -> 2 and 0 -> 1 share the link 0 -> 1 (0 -> 2 goes first: its
@@ -290,7 +301,9 @@ TEST(SimulateProperty, every_small_plan_finishes_and_respects_its_bounds) {
     r.schedule = next(0, 1) == 0 ? ScheduleKind::overlap : ScheduleKind::blocking;
     r.grouping = next(0, 1) == 0 ? GroupingKind::hyperplane : GroupingKind::vertical;
     auto p = Plan::make(r);
-    if (!p) continue;  // a mesh these extents cannot form: the planner's business
+    // A mesh these extents cannot form is the planner's business; a plan with idle nodes (fewer
+    // rows than CPUs) the simulator refuses (one line, tested below).
+    if (!p || p->idle_nodes() > 0) continue;
     Machine m = simple(static_cast<SendMode>(next(0, 2)), static_cast<double>(next(0, 5)));
     SimOptions o;
     o.model.comm_thread = r.schedule == ScheduleKind::overlap &&

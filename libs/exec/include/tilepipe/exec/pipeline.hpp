@@ -39,9 +39,11 @@ Status reduce_rank_result(const K& kernel, const RankLayout<K::dims>& layout,
   return {};
 }
 
-/// The box of the points a rank computes: its tiles' bounding box (they tile it).
+/// The box of the points a rank computes: its tiles' bounding box (they tile it); empty, at the
+/// space's corner, for an idle rank.
 template <int D>
 Box<D> owned_box(const RankLayout<D>& layout) {
+  if (layout.steps.empty()) return Box<D>{layout.space.lo, layout.space.lo};
   Box<D> box = layout.steps.front().tasks.front().box;
   for (const auto& s : layout.steps) {
     for (const auto& task : s.tasks) {

@@ -35,7 +35,9 @@ class CommThreadRun {
   /// while the others still compute); nsteps + 1 sends the last faces. Blocking: 0 prefetches;
   /// 1 + 2s computes step s on every thread; 2 + 2s sends its faces and receives those of s + 1
   /// on the communication thread while the others wait.
+  /// An idle rank (no steps) has none.
   [[nodiscard]] Index substeps(bool overlap) const {
+    if (nsteps_ == 0) return 0;
     return overlap ? nsteps_ + 2 : 2 * nsteps_ + 1;
   }
   void run(int t, Index sub, bool overlap) {

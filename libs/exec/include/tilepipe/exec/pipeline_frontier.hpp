@@ -10,6 +10,8 @@
 #include <tilepipe/exec/frontier_layout.hpp>
 #include <tilepipe/exec/rank_context.hpp>
 
+#include <limits>
+
 namespace tp::exec {
 
 namespace detail {
@@ -115,7 +117,9 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
     return measure_tile_seconds(kernel, layout.typical_tile);
   });
   if (vertical) {
-    auto agreed = world.allreduce_min(static_cast<double>(nsub));
+    // An idle rank (no tiles) leaves N to the ranks that run tiles.
+    const double mine = layout.steps.empty() ? std::numeric_limits<double>::max() : nsub;
+    auto agreed = world.allreduce_min(mine);
     if (!agreed) return Unexpected{agreed.error()};
     nsub = std::max(1, static_cast<int>(*agreed));
   }

@@ -154,10 +154,11 @@ inline int comm_thread_split_dim(const plan::Plan& plan) {
   return best;
 }
 
-/// Builds rank `rank`'s layout. `halo[d]` is the kernel's halo width along d. Faces crossing
-/// dimension k are the halo[k] layers at the tile's high end, extended below by the halo in the
-/// other dimensions when a dependence has several non-zero components (so that corner values
-/// travel through the faces). Tile boxes are the plan's, re-partitioned by `split` if given.
+/// Builds rank `rank`'s layout (empty for a rank without tiles, Plan::idle_nodes). `halo[d]` is the
+/// kernel's halo width along d. Faces crossing dimension k are the halo[k] layers at the tile's
+/// high end, extended below by the halo in the other dimensions when a dependence has several
+/// non-zero components (so that corner values travel through the faces). Tile boxes are the plan's,
+/// re-partitioned by `split` if given.
 template <int D>
 Expected<RankLayout<D>> build_rank_layout(const plan::Plan& plan, int rank,
                                           const std::array<int, D>& halo, bool extend_faces,
@@ -175,7 +176,15 @@ Expected<RankLayout<D>> build_rank_layout(const plan::Plan& plan, int rank,
   const auto my_node = plan.node_coords(rank);
   const auto counts = plan.tile_space().counts();
   const auto tiles = plan.tiles_of(rank);
-  if (tiles.empty()) return fail(Errc::internal, "rank " + std::to_string(rank) + " has no tiles");
+  if (tiles.empty()) {
+    // An idle rank (fewer rows of tiles than nodes): no steps, no lines and an empty slab at the
+    // space's corner; it still joins every collective of the run. Its typical tile is tile 0's.
+    layout.slab_box.lo = layout.space.lo;
+    layout.slab_box.hi = layout.space.lo;
+    layout.typical_tile = detail::half_open_box<D>(plan, plan::Index(D, 0));
+    layout.min_map_extent = layout.typical_tile.extent(plan.map_dim());
+    return layout;
+  }
 
   std::map<std::pair<int, int>, int> recv_index;  // (k, cpu) -> line
   std::map<std::pair<int, int>, int> send_index;

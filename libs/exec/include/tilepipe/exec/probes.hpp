@@ -235,8 +235,8 @@ Expected<RowSplit> measure_comm_thread_split(const K& kernel, const plan::Plan& 
     for (const auto& step : plain->steps) {
       for (const auto& task : step.tasks) rows.insert(task.box.lo[split.dim]);
     }
-    const auto q = static_cast<double>(rows.size());
-    if (plan.schedule().kind() == plan::ScheduleKind::overlap && ct.alpha_s > 0) {
+    const auto q = static_cast<double>(rows.size());  // 0 on an idle rank: no constraint
+    if (plan.schedule().kind() == plan::ScheduleKind::overlap && ct.alpha_s > 0 && q > 0) {
       share = 1.0 - ct.comm_round_s * (q - 1) / (q * ct.alpha_s);
     }
     share = std::clamp(share, 0.0, 1.0);

@@ -64,6 +64,11 @@ class Plan {
   [[nodiscard]] std::int64_t steps() const noexcept { return steps_; }
   /// Points a node sends per step to its successors (sum over mesh dimensions of extent > 1).
   [[nodiscard]] std::int64_t face_points() const noexcept { return face_points_; }
+  /// Nodes without a row of tiles (fewer rows u_k than p_k m_k): they run no tile.
+  [[nodiscard]] std::int64_t idle_nodes() const noexcept { return idle_nodes_; }
+  /// CPUs without a row of tiles, over all nodes (those of idle nodes included):
+  /// P m - prod_k u_k.
+  [[nodiscard]] std::int64_t idle_cpus() const noexcept { return idle_cpus_; }
 
   /// The node (mesh coordinates) that runs a tile: floor(j_k^S / m_k), k != i (seed 002 4.5-4.6).
   [[nodiscard]] Index node_of(const Index& tile) const;
@@ -81,7 +86,7 @@ class Plan {
   [[nodiscard]] Index group_of(const Index& tile) const {
     return schedule_.grouping().group_of(tile);
   }
-  /// The tiles a rank runs, sorted by (time, cpu index).
+  /// The tiles a rank runs, sorted by (time, cpu index); empty for an idle node.
   [[nodiscard]] std::vector<Index> tiles_of(std::int64_t rank) const;
 
  private:
@@ -105,6 +110,8 @@ class Plan {
   Index cpu_grid_;
   std::int64_t steps_ = 0;
   std::int64_t face_points_ = 0;
+  std::int64_t idle_nodes_ = 0;
+  std::int64_t idle_cpus_ = 0;
 };
 
 /// Number of time steps of a schedule over a tile space: max - min + 1 of time_of. For a box the
