@@ -1,5 +1,5 @@
 // A test plugin, first translation unit: a resident kernel with parameters (one of which makes it
-// throw in a tile), A[i][j] = scale * A[i-1][j] + A[i][j-1] + offset in int64.
+// throw in a tile), A[i][j] = scale * A[i-1][j] + A[i][j-1] + offset modulo 2^64.
 #include <tilepipe/plugin.hpp>
 
 #include <stdexcept>
@@ -37,8 +37,10 @@ struct Scaled {
       value_type* row = s.at(first);
       const value_type* up = row - s.stride(0);
       for (tp::exec::Index j = 0; j < box.extent(1); ++j) {
-        row[j] = static_cast<value_type>(static_cast<std::uint64_t>(scale * up[j]) +
-                                         static_cast<std::uint64_t>(row[j - 1] + offset));
+        // Modulo 2^64 (unsigned: the values pass int64's range within a few rows).
+        row[j] = static_cast<value_type>(
+            static_cast<std::uint64_t>(scale) * static_cast<std::uint64_t>(up[j]) +
+            static_cast<std::uint64_t>(row[j - 1]) + static_cast<std::uint64_t>(offset));
       }
     });
   }
