@@ -218,18 +218,8 @@ std::string result_text(const AlignOptions& o, const Inputs& in, const AlignOutp
     j["query_name"] = in.query.name;
     j["target_name"] = in.target.name;
     if (shown) {
-      const auto& a = shown->alignment;
-      const auto& s = shown->stats;
-      j.update(nlohmann::ordered_json{{"query_start", a.query_start},
-                                      {"query_end", a.query_end},
-                                      {"target_start", a.target_start},
-                                      {"target_end", a.target_end},
-                                      {"cigar", kernels::cigar(a)},
-                                      {"length", s.length},
-                                      {"identity", s.identity},
-                                      {"similarity", s.similarity},
-                                      {"gaps", s.gaps},
-                                      {"traceback_seconds", out.traceback_seconds}});
+      j.update(alignment_json(shown->alignment, shown->stats));
+      j["traceback_seconds"] = out.traceback_seconds;
     }
     text = j.dump() + "\n";
   } else {

@@ -151,4 +151,17 @@ std::string format_blast(const AlignShown& a) {
                      score_text(al.score, a.scale));
 }
 
+nlohmann::ordered_json alignment_json(const kernels::SwAlignment& a,
+                                      const kernels::SwAlignmentStats& s) {
+  return {{"query_start", a.query_start},
+          {"query_end", a.query_end},
+          {"target_start", a.target_start},
+          {"target_end", a.target_end},
+          {"cigar", kernels::cigar(a)},
+          {"length", s.length},
+          {"identity", s.identity},
+          {"similarity", s.similarity},
+          {"gaps", s.gaps}};
+}
+
 }  // namespace tp::app

@@ -6,6 +6,8 @@
 #include <tilepipe/kernels/sw.hpp>
 #include <tilepipe/kernels/sw_align.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -52,5 +54,10 @@ std::string sam_record(const AlignShown& a);
 /// BLAST's tabular line (-outfmt 6, 12 columns); evalue `*`, bitscore the raw score; no line when
 /// nothing scores above 0.
 std::string format_blast(const AlignShown& a);
+
+/// The alignment's JSON fields (`tilepipe align --json`, docs/cli.md): positions (1-based,
+/// inclusive), cigar, length, identity, similarity, gaps.
+nlohmann::ordered_json alignment_json(const kernels::SwAlignment& a,
+                                      const kernels::SwAlignmentStats& s);
 
 }  // namespace tp::app

@@ -233,17 +233,7 @@ std::string json(const SearchRequest& q, const std::vector<Hit>& hits,
         {"query_length", qs.codes.size()},
         {"target_length", ts.codes.size()}};
     if (r.alignment) {
-      const auto& a = *r.alignment;
-      const auto& s = stats[h];
-      e.update(nlohmann::ordered_json{{"query_start", a.query_start},
-                                      {"query_end", a.query_end},
-                                      {"target_start", a.target_start},
-                                      {"target_end", a.target_end},
-                                      {"cigar", kernels::cigar(a)},
-                                      {"length", s.length},
-                                      {"identity", s.identity},
-                                      {"similarity", s.similarity},
-                                      {"gaps", s.gaps}});
+      e.update(alignment_json(*r.alignment, stats[h]));
     }
     list.push_back(std::move(e));
   }

@@ -44,6 +44,7 @@ TEST(CalibrateCli, writes_a_machine_file_that_plan_and_run_use) {
   EXPECT_EQ(m["transport"], "shm");
   for (const char* k : {"wave2d", "wave3d", "wave4d"}) {
     ASSERT_TRUE(m["compute"]["kernels"].contains(k)) << k;
+    EXPECT_NE(r.out.find("  t_comp1 (" + std::string(k) + ")"), std::string::npos) << r.out;
     const auto& s = m["compute"]["kernels"][k]["samples"];
     ASSERT_GE(s.size(), 2u) << k;
     for (std::size_t i = 1; i < s.size(); ++i) {  // tile time non-decreasing

@@ -115,8 +115,6 @@ TEST(LinkCli, a_link_that_does_not_parse_exits_2_with_one_line) {
 TEST(LinkCli, a_machine_file_from_another_link_exits_2_and_suggests_calibrate) {
   const auto bare = temp_path("bare.json");
   const auto linked = temp_path("linked.json");
-  auto c1 = tilepipe("calibrate", {"--quick", "--quiet", "-o", bare});
-  ASSERT_EQ(c1.exit_code, 0) << c1.err;
   auto c2 = tilepipe(
       "calibrate", {"--quick", "--quiet", "-o", linked, "--link", "latency=20us,bandwidth=80MB/s"});
   ASSERT_EQ(c2.exit_code, 0) << c2.err;
@@ -130,6 +128,11 @@ TEST(LinkCli, a_machine_file_from_another_link_exits_2_and_suggests_calibrate) {
     EXPECT_EQ(m["emulated_link"], "latency=20us,bandwidth=80MB/s");
     // The link's latency is in the measured message latency.
     EXPECT_GE(m["comm"]["latency_us"].get<double>(), 10.0);
+    // The same host measured without a link (one calibration less; calibrate itself is
+    // CalibrateCli's test): calibrate writes no "emulated_link" then.
+    auto b = m;
+    b.erase("emulated_link");
+    std::ofstream(bare) << b.dump(2);
   }
 
   auto r = tilepipe("run", with(model_run, {"--machine", bare, "--tile", "auto", "--link",

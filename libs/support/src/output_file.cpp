@@ -129,11 +129,12 @@ OutputFile::~OutputFile() {
 }
 
 Expected<std::string> OutputFile::create_temp(std::string_view suffix, int* fd_out) {
-  // ".NAME.tmp-XXXXXX.ext": hidden, next to the target (rename stays on one file system), with a
-  // short enough name for NAME_MAX.
+  // ".NAME.tmp-<six random letters>.ext": hidden, next to the target (rename stays on one file
+  // system), with a short enough name for NAME_MAX; mkostemps fills the six X of the template.
   std::string name = std::filesystem::path(target_).filename().string();
   if (name.size() > 120) name.resize(120);
-  std::string pattern = directory_ + "/." + name + ".tmp-XXXXXX" + std::string(suffix);
+  std::string pattern =
+      directory_ + "/." + name + ".tmp-" + std::string(6, 'X') + std::string(suffix);
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   const int fd = ::mkostemps(buf.data(), static_cast<int>(suffix.size()), O_CLOEXEC);
