@@ -161,6 +161,7 @@ class Simulator {
   std::vector<Resource> res_;
   bool torus_ = false;
   std::vector<std::int64_t> torus_dims_;
+  std::vector<std::int64_t> torus_strides_;  ///< row-major: node = sum coordinate_d x stride_d
   std::int64_t link_base_ = 0;
   std::priority_queue<Event, std::vector<Event>, Later> queue_;
   std::uint64_t seq_ = 0;
@@ -224,24 +225,32 @@ Status Simulator::set_up() {
     std::vector<double> width(static_cast<std::size_t>(factors_));
     rank.sends.assign(static_cast<std::size_t>(factors_), false);
     rank.receives.assign(static_cast<std::size_t>(factors_), false);
+    bool idle = false;  // no row of tiles reaches it (ADR 0010): no steps, no faces
     for (int f = 0; f < factors_; ++f) {
       const auto fu = static_cast<std::size_t>(f);
       const auto d = static_cast<std::size_t>(dim_of[fu]);
       const std::int64_t first = node[fu] * m_[fu];
       rows[fu] = std::min(m_[fu], counts[d] - first);
       if (rows[fu] < 1) {
-        return fail(Errc::invalid_argument, "rank " + std::to_string(r) +
-                                                " has no tiles: the simulator needs every node "
-                                                "to have at least one row of tiles");
+        idle = true;
+        rows[fu] = 1;
+        width[fu] = 1;
+        continue;
       }
       width[fu] = static_cast<double>(std::min(w[d], extent[d] - first * w[d]));
-      rank.sends[fu] = depth_[fu] > 0 && node[fu] + 1 < plan_.mesh()[fu];
+      // The successor along f has tiles when its first row exists (block mapping).
+      rank.sends[fu] =
+          depth_[fu] > 0 && node[fu] + 1 < plan_.mesh()[fu] && (node[fu] + 1) * m_[fu] < counts[d];
       rank.receives[fu] = depth_[fu] > 0 && node[fu] > 0;
+    }
+    if (idle) {
+      std::fill(rank.sends.begin(), rank.sends.end(), false);
+      std::fill(rank.receives.begin(), rank.receives.end(), false);
     }
     auto it = shapes_.find(rows);
     if (it == shapes_.end()) it = shapes_.emplace(rows, detail::RankShape(rows)).first;
     rank.shape = &it->second;
-    rank.steps = vertical_ ? z_ : z_ + rank.shape->depth();
+    rank.steps = idle ? 0 : vertical_ ? z_ : z_ + rank.shape->depth();
     rank.area = 1;
     for (double x : width) rank.area *= x;
     rank.face_area.assign(static_cast<std::size_t>(factors_), 0);
@@ -296,8 +305,12 @@ void Simulator::set_up_network() {
   torus_ = net.topology == model::Topology::torus;
   if (torus_) {
     torus_dims_ = net.torus;
+    torus_strides_.assign(torus_dims_.size(), 1);
     std::int64_t size = 1;
-    for (auto t : torus_dims_) size *= t;
+    for (std::size_t d = torus_dims_.size(); d-- > 0;) {
+      torus_strides_[d] = size;
+      size *= torus_dims_[d];
+    }
     link_base_ = static_cast<std::int64_t>(res_.size());
     const auto links =
         static_cast<std::size_t>(size * 2 * static_cast<std::int64_t>(torus_dims_.size()));
@@ -507,23 +520,17 @@ void Simulator::resolve_sends(std::int64_t id) {
 std::int64_t Simulator::torus_next(std::int64_t pos, std::int64_t dst, int* link) const {
   // Dimension-order routing along the shorter way round (ties: the positive direction).
   const int dims = static_cast<int>(torus_dims_.size());
-  std::int64_t stride = 1;
-  std::vector<std::int64_t> strides(static_cast<std::size_t>(dims));
-  for (int d = dims - 1; d >= 0; --d) {
-    strides[static_cast<std::size_t>(d)] = stride;
-    stride *= torus_dims_[static_cast<std::size_t>(d)];
-  }
   for (int d = 0; d < dims; ++d) {
     const auto du = static_cast<std::size_t>(d);
     const std::int64_t t = torus_dims_[du];
-    const std::int64_t a = pos / strides[du] % t;
-    const std::int64_t b = dst / strides[du] % t;
+    const std::int64_t a = pos / torus_strides_[du] % t;
+    const std::int64_t b = dst / torus_strides_[du] % t;
     if (a == b) continue;
     const std::int64_t forward = ((b - a) % t + t) % t;
     const bool plus = forward <= t - forward;
     const std::int64_t next = plus ? (a + 1) % t : (a + t - 1) % t;
     *link = 2 * d + (plus ? 0 : 1);
-    return pos + (next - a) * strides[du];
+    return pos + (next - a) * torus_strides_[du];
   }
   return pos;
 }
