@@ -43,6 +43,26 @@ std::string network_text(const model::Network& n) {
   return s;
 }
 
+/// "rank 0 steps 0-12 > rank 1 steps 11-63", the middle elided past 6 segments.
+std::string segments_text(const std::vector<sim::PathSegment>& segments) {
+  const auto one = [](const sim::PathSegment& g) {
+    return g.first_step == g.last_step
+               ? fmt::format("rank {} step {}", g.rank, g.first_step)
+               : fmt::format("rank {} steps {}-{}", g.rank, g.first_step, g.last_step);
+  };
+  const std::size_t n = segments.size();
+  std::string s;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (n > 6 && k == 3) {
+      s += fmt::format(" > ... ({} more) ...", n - 5);
+      k = n - 3;
+      continue;
+    }
+    s += (s.empty() ? "" : " > ") + one(segments[k]);
+  }
+  return s;
+}
+
 /// Adds the simulation's fields to the plan's JSON.
 void add_sim_json(nlohmann::ordered_json& j, const sim::SimResult& r, const model::Network& net) {
   j["simulated_s"] = r.simulated.count();
@@ -53,6 +73,15 @@ void add_sim_json(nlohmann::ordered_json& j, const sim::SimResult& r, const mode
                         {"network_s", p.network.count()},
                         {"messages", p.messages},
                         {"end_rank", p.end_rank}};
+  auto segments = nlohmann::ordered_json::array();
+  for (const auto& g : p.segments) {
+    segments.push_back({{"rank", g.rank},
+                        {"first_step", g.first_step},
+                        {"last_step", g.last_step},
+                        {"begin_s", g.begin.count()},
+                        {"end_s", g.end.count()}});
+  }
+  j["critical_path"]["segments"] = segments;
   auto ranks = nlohmann::ordered_json::array();
   for (const auto& x : r.ranks) {
     ranks.push_back({{"rank", x.rank},
@@ -94,6 +123,7 @@ std::string sim_text(const sim::SimResult& r, const model::Choice& choice,
       "  critical path      compute {:.6g} s + overhead {:.6g} s + network {:.6g} s, {} "
       "message(s), ends on rank {}\n",
       p.compute.count(), p.overhead.count(), p.network.count(), p.messages, p.end_rank);
+  s += fmt::format("  critical ranks     {}\n", segments_text(p.segments));
   s += fmt::format("  rank busy (s)      min {:.6g}  median {:.6g}  max {:.6g}\n", b.min, b.median,
                    b.max);
   s += fmt::format("  rank idle (s)      min {:.6g}  median {:.6g}  max {:.6g}\n", i.min, i.median,

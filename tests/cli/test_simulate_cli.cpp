@@ -64,6 +64,20 @@ TEST(SimulateCli, json_has_the_simulated_and_predicted_time_and_per_rank_figures
                   cp.at("network_s").get<double>(),
               sim, 1e-12);
   EXPECT_EQ(cp.at("end_rank"), 8);
+  // The chain's ranks and steps: from rank 0 at time 0 to rank 8 at the end, through successors.
+  const auto& seg = cp.at("segments");
+  ASSERT_GE(seg.size(), 2u);
+  EXPECT_EQ(seg.front().at("rank"), 0);
+  EXPECT_EQ(seg.front().at("first_step"), 0);
+  EXPECT_EQ(seg.front().at("begin_s"), 0.0);
+  EXPECT_EQ(seg.back().at("rank"), 8);
+  EXPECT_EQ(seg.back().at("last_step"), 63);
+  EXPECT_EQ(seg.back().at("end_s"), j.at("simulated_s"));
+  for (std::size_t k = 1; k < seg.size(); ++k) {
+    EXPECT_GT(seg[k].at("rank").get<int>(), seg[k - 1].at("rank").get<int>());
+    EXPECT_GE(seg[k].at("begin_s").get<double>(), seg[k - 1].at("end_s").get<double>());
+    EXPECT_LE(seg[k].at("first_step").get<int>(), seg[k].at("last_step").get<int>());
+  }
   ASSERT_EQ(j.at("ranks").size(), 9u);
   for (const auto& x : j.at("ranks")) {
     EXPECT_NEAR(x.at("busy_s").get<double>() + x.at("idle_s").get<double>(), sim, 1e-12);
@@ -79,6 +93,7 @@ TEST(SimulateCli, text_and_progress) {
   EXPECT_NE(r.out.find("  simulated time     "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  predicted time     "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  critical path      "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  critical ranks     rank 0 steps 0-"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("simulating: 100%"), std::string::npos) << r.err;
 }
 

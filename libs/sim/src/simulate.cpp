@@ -28,6 +28,19 @@ struct Path {
   double overhead = 0;
   double network = 0;
   std::int64_t messages = 0;
+  std::int64_t handover = -1;  ///< the last face handed from rank to rank on it (-1: none)
+};
+
+/// A face handed from one rank to the next on some chain: the critical path's links, kept while a
+/// live chain refers to them (Simulator::collect_handovers).
+struct Handover {
+  std::int64_t src = 0;
+  std::int64_t src_step = 0;  ///< the sender's step whose faces these are
+  std::int64_t dst = 0;
+  std::int64_t dst_step = 0;  ///< the receiver's step that needs them
+  double ready = 0;           ///< when they were ready to leave
+  double arrival = 0;
+  std::int64_t prev = -1;  ///< the sender's chain's previous hand-over (always < this one's index)
 };
 
 /// A time and the chain that led to it.
@@ -81,6 +94,7 @@ struct Batch {
   std::int64_t src = 0;
   std::int64_t dst = 0;
   int f = 0;
+  std::int64_t send_step = 0;
   std::int64_t recv_step = 0;
   double bytes = 0;
   double ready = 0;
@@ -88,6 +102,7 @@ struct Batch {
   int stage = 0;         ///< 0: the sender's port; 1: torus links; 2: the receiver's port
   std::int64_t pos = 0;  ///< current torus node
   double prev_end = 0;   ///< when the previous hop finished transmitting (cut-through)
+  bool live = false;     ///< in flight (false: in the free list)
 };
 
 /// A link or port: a FIFO server of bandwidth `bw`.
@@ -136,6 +151,13 @@ class Simulator {
   void hop(std::int64_t b);
   void deliver(std::int64_t b, double arrival);
   void done(std::int64_t id, const Stamp& at);
+  /// Calls f(Path&) on every chain the simulation can still extend.
+  template <class F>
+  void for_each_live_path(F&& f);
+  /// Drops the hand-overs no live chain refers to (mark and compact; amortized O(1) each).
+  void collect_handovers();
+  [[nodiscard]] std::vector<PathSegment> segments_of(const Path& p, std::int64_t end_rank,
+                                                     double end) const;
   [[nodiscard]] std::int64_t torus_next(std::int64_t pos, std::int64_t dst, int* link) const;
 
   const plan::Plan& plan_;
@@ -158,6 +180,8 @@ class Simulator {
   std::vector<Rank> ranks_;
   std::vector<Batch> batches_;
   std::vector<std::int64_t> free_batches_;
+  std::vector<Handover> handovers_;
+  std::size_t next_collect_ = std::size_t{1} << 16;
   std::vector<Resource> res_;
   bool torus_ = false;
   std::vector<std::int64_t> torus_dims_;
@@ -377,6 +401,8 @@ double Simulator::start_sends(std::int64_t id, std::int64_t s, const Stamp& from
     x.src = id;
     x.dst = plan_.rank_of(succ);
     x.f = f;
+    x.live = true;
+    x.send_step = s;
     x.recv_step = vertical_ ? s : s - (m_[static_cast<std::size_t>(f)] - 1);
     const double msg =
         r.face_area[static_cast<std::size_t>(f)] * height(r, s) * static_cast<double>(elem_);
@@ -575,9 +601,10 @@ void Simulator::hop(std::int64_t b) {
 }
 
 void Simulator::deliver(std::int64_t b, double arrival) {
+  batches_[static_cast<std::size_t>(b)].live = false;
   const Batch x = batches_[static_cast<std::size_t>(b)];
   free_batches_.push_back(b);
-  Stamp at{arrival, x.path};
+  Stamp at{arrival, x.path};  // the sender's own chain: its send completed
   at.path.network += arrival - x.ready;
   ++at.path.messages;
   Rank& src = ranks_[static_cast<std::size_t>(x.src)];
@@ -587,7 +614,11 @@ void Simulator::deliver(std::int64_t b, double arrival) {
   Rank& dst = ranks_[static_cast<std::size_t>(x.dst)];
   auto& box = dst.inbox[static_cast<std::size_t>(x.f)];
   TP_ASSERT(box.empty() || box.back().step < x.recv_step);
-  box.push_back(Arrival{x.recv_step, at});
+  Stamp to = at;  // the receiver's: the chain moves on to it
+  to.path.handover = static_cast<std::int64_t>(handovers_.size());
+  handovers_.push_back(
+      Handover{x.src, x.send_step, x.dst, x.recv_step, x.ready, arrival, x.path.handover});
+  box.push_back(Arrival{x.recv_step, to});
   if (dst.phase == Rank::Phase::inputs) try_inputs(x.dst);
 }
 
@@ -597,6 +628,67 @@ void Simulator::done(std::int64_t id, const Stamp& at) {
   r.begin = at;
   r.result.finish = Seconds{at.t};
   ++finished_;
+}
+
+template <class F>
+void Simulator::for_each_live_path(F&& f) {
+  for (Rank& r : ranks_) {
+    f(r.begin.path);
+    f(r.cpu.path);
+    f(r.last_arrival.path);
+    for (auto& box : r.inbox) {
+      for (Arrival& a : box) f(a.at.path);
+    }
+  }
+  for (Batch& x : batches_) {
+    if (x.live) f(x.path);
+  }
+}
+
+void Simulator::collect_handovers() {
+  constexpr std::int64_t unreached = -1, reached = -2;
+  std::vector<std::int64_t> index(handovers_.size(), unreached);
+  for_each_live_path([&](const Path& p) {
+    for (std::int64_t h = p.handover; h >= 0 && index[static_cast<std::size_t>(h)] == unreached;
+         h = handovers_[static_cast<std::size_t>(h)].prev) {
+      index[static_cast<std::size_t>(h)] = reached;
+    }
+  });
+  // Compact in order: a kept record's prev is kept and lower, so it is renumbered first.
+  std::size_t kept = 0;
+  for (std::size_t h = 0; h < handovers_.size(); ++h) {
+    if (index[h] != reached) continue;
+    Handover x = handovers_[h];
+    if (x.prev >= 0) x.prev = index[static_cast<std::size_t>(x.prev)];
+    index[h] = static_cast<std::int64_t>(kept);
+    handovers_[kept++] = x;
+  }
+  handovers_.resize(kept);
+  for_each_live_path([&](Path& p) {
+    if (p.handover >= 0) p.handover = index[static_cast<std::size_t>(p.handover)];
+  });
+  next_collect_ = std::max(2 * kept, std::size_t{1} << 16);
+}
+
+std::vector<PathSegment> Simulator::segments_of(const Path& p, std::int64_t end_rank,
+                                                double end) const {
+  std::vector<const Handover*> links;
+  for (std::int64_t h = p.handover; h >= 0; h = handovers_[static_cast<std::size_t>(h)].prev) {
+    links.push_back(&handovers_[static_cast<std::size_t>(h)]);
+  }
+  std::reverse(links.begin(), links.end());
+  std::vector<PathSegment> out;
+  PathSegment seg{links.empty() ? end_rank : links.front()->src, 0, 0, Seconds{0}, Seconds{0}};
+  for (const Handover* h : links) {
+    seg.last_step = h->src_step;
+    seg.end = Seconds{h->ready};
+    out.push_back(seg);
+    seg = PathSegment{h->dst, h->dst_step, 0, Seconds{h->arrival}, Seconds{0}};
+  }
+  seg.last_step = ranks_[static_cast<std::size_t>(end_rank)].steps - 1;
+  seg.end = Seconds{end};
+  out.push_back(seg);
+  return out;
 }
 
 Expected<SimResult> Simulator::run() {
@@ -622,6 +714,7 @@ Expected<SimResult> Simulator::run() {
         begin_step(e.id);
       }
     }
+    if (handovers_.size() >= next_collect_) collect_handovers();
     if (options_.progress && events_ % report_every == 0) {
       options_.progress(static_cast<double>(steps_done_) / static_cast<double>(total_steps_));
     }
@@ -648,8 +741,12 @@ Expected<SimResult> Simulator::run() {
     out.ranks.push_back(r.result);
   }
   const Path& p = ranks_[static_cast<std::size_t>(last)].begin.path;
-  out.critical_path =
-      CriticalPath{Seconds{p.compute}, Seconds{p.overhead}, Seconds{p.network}, p.messages, last};
+  out.critical_path = CriticalPath{Seconds{p.compute},
+                                   Seconds{p.overhead},
+                                   Seconds{p.network},
+                                   p.messages,
+                                   last,
+                                   segments_of(p, last, out.simulated.count())};
   if (options_.progress) options_.progress(1.0);
   return out;
 }

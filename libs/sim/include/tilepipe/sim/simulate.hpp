@@ -30,6 +30,17 @@ struct SimOptions {
   std::function<void(double)> progress;
 };
 
+/// One rank's stretch of the critical path: consecutive steps of that rank, entered through a
+/// face from the previous segment's rank (or at time 0) and left through a face to the next
+/// segment's rank (or at the end). Steps are the rank's own, 0 = its first step with tiles.
+struct PathSegment {
+  std::int64_t rank = 0;
+  std::int64_t first_step = 0;  ///< the step whose start the entering face bound (0: the start)
+  std::int64_t last_step = 0;   ///< the step whose faces the next segment waited for (or the last)
+  Seconds begin{0};             ///< the entering face's arrival (0 for the first segment)
+  Seconds end{0};  ///< when the leaving faces were ready to go (the simulated time for the last)
+};
+
 /// Where the time of the longest chain of dependences went: its parts add up to the simulated
 /// time (each step on the chain contributes what bound it: its own CPU or an arriving face).
 struct CriticalPath {
@@ -38,6 +49,9 @@ struct CriticalPath {
   Seconds network{0};   ///< faces in flight on the chain, from ready to arrival (queueing included)
   std::int64_t messages = 0;  ///< face messages (batches) on the chain: rank-to-rank hand-overs
   std::int64_t end_rank = 0;  ///< the rank that finishes last
+  /// The ranks and steps on the chain, from time 0 to the end (segments.back().rank = end_rank);
+  /// one more than the faces handed from rank to rank on it.
+  std::vector<PathSegment> segments;
 };
 
 /// One rank's figures.
@@ -67,7 +81,8 @@ struct SimResult {
 /// Simulates `plan` on `machine`. Errors (bad input): a general tiling matrix, options the model
 /// refuses (comm_thread outside overlap + hyperplane, subtiles), a torus with fewer nodes than the
 /// plan, a per-node override naming a node the plan does not have, more than max_rank_steps.
-/// Complexity: O(rank steps x (1 + messages' hops) x log(events in flight)); memory O(ranks).
+/// Complexity: O(rank steps x (1 + messages' hops) x log(events in flight)); memory O(ranks +
+/// batches in flight + the hand-overs on the live chains).
 Expected<SimResult> simulate(const plan::Plan& plan, const model::Machine& machine,
                              const SimOptions& options);
 
