@@ -9,6 +9,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 namespace {
 
@@ -115,6 +117,29 @@ TEST(SimulateCli, a_slow_node_and_a_torus_change_the_time) {
   EXPECT_GT(jt.at("simulated_s").get<double>(), t0);
 }
 
+TEST(SimulateCli, trace_is_the_simulated_schedule_in_run_trace_format) {
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("tp-sim-trace-" + std::to_string(::getpid()) + ".json"))
+                        .string();
+  auto r = simulate(with(seed000_plan, {"--machine", seed000, "--trace", path, "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path);
+  const auto trace = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  std::map<std::string, int> spans;
+  std::set<int> ranks;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    ++spans[e.at("name").get<std::string>()];
+    ranks.insert(e.at("pid").get<int>());
+    EXPECT_EQ(e.at("tid"), 0);
+  }
+  EXPECT_EQ(ranks.size(), 9u);
+  EXPECT_EQ(spans["compute"], 9 * 64);  // every rank step's tiles
+  EXPECT_EQ(spans["send"], 8 * 64);     // every rank but the last, once per step (queued)
+  EXPECT_EQ(spans.size(), 4u);          // compute, send, sync, wait
+}
+
 void expect_bad(const std::vector<std::string>& args, const std::string& line) {
   auto r = simulate(args);
   EXPECT_EQ(r.exit_code, 2) << r.out;
@@ -142,6 +167,10 @@ TEST(SimulateCli, bad_input_is_one_line_and_exit_2) {
               "--tile", "2", "--machine", seed000},
              "the plan is beyond the simulator's limits: more than 200000000 rank steps (nodes x "
              "time steps); use taller tiles or fewer nodes");
+  expect_bad({"--kernel", "wave3d", "--size", "12x12x65536", "--nodes", "9", "--tile", "4",
+              "--machine", seed000, "--trace", "/tmp/t.json"},
+             "the schedule's spans are kept for at most 100000 rank steps; this plan has 147456 "
+             "(fewer nodes or taller tiles)");
   expect_bad(with(seed000_plan, {"--machine", seed000, "--comm-thread", "--schedule", "blocking"}),
              "the communication thread (seed 002 5.4) is modelled for the overlap schedule with "
              "hyperplane grouping only, not blocking + hyperplane");

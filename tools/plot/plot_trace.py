@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Turns a `tilepipe run --trace FILE` Chrome trace into a PNG time chart, one row per rank and
+"""Turns a `tilepipe run --trace FILE` (or `tilepipe simulate --trace FILE`) Chrome trace into a PNG time chart, one row per rank and
 CPU thread, like the seeds' schedule figures: compute, send start, waiting and synchronization.
 
 usage: plot_trace.py TRACE.json OUT.png [--from-ms A] [--to-ms B]

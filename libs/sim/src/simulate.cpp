@@ -151,6 +151,8 @@ class Simulator {
   void hop(std::int64_t b);
   void deliver(std::int64_t b, double arrival);
   void done(std::int64_t id, const Stamp& at);
+  /// Records a span of rank `id` when spans are kept and the span is not empty.
+  void span(std::int64_t id, std::int64_t step, SpanKind kind, double begin, double end);
   /// Calls f(Path&) on every chain the simulation can still extend.
   template <class F>
   void for_each_live_path(F&& f);
@@ -181,6 +183,7 @@ class Simulator {
   std::vector<Batch> batches_;
   std::vector<std::int64_t> free_batches_;
   std::vector<Handover> handovers_;
+  std::vector<std::vector<SimSpan>> spans_;  ///< per rank, when SimOptions::spans
   std::size_t next_collect_ = std::size_t{1} << 16;
   std::vector<Resource> res_;
   bool torus_ = false;
@@ -294,6 +297,15 @@ Status Simulator::set_up() {
                       std::to_string(max_rank_steps) +
                       " rank steps (nodes x time steps); use taller tiles or fewer nodes");
     }
+  }
+  if (options_.spans) {
+    if (total_steps_ > max_span_rank_steps) {
+      return fail(Errc::invalid_argument,
+                  "the schedule's spans are kept for at most " +
+                      std::to_string(max_span_rank_steps) + " rank steps; this plan has " +
+                      std::to_string(total_steps_) + " (fewer nodes or taller tiles)");
+    }
+    spans_.resize(static_cast<std::size_t>(nodes));
   }
   set_up_network();
   if (torus_) {
@@ -419,7 +431,15 @@ double Simulator::start_sends(std::int64_t id, std::int64_t s, const Stamp& from
     push(ready, b, true);
   }
   if (started == 0) return 0;
+  span(id, s, SpanKind::send_start, from.t, from.t + cpu);
+  if (overlap_) span(id, s, SpanKind::sync, from.t + cpu, from.t + cpu + machine_.t_sync.count());
   return cpu + machine_.t_sync.count();
+}
+
+void Simulator::span(std::int64_t id, std::int64_t step, SpanKind kind, double begin, double end) {
+  if (spans_.empty() || !(end > begin)) return;
+  spans_[static_cast<std::size_t>(id)].push_back(
+      SimSpan{id, step, kind, Seconds{begin}, Seconds{end}});
 }
 
 void Simulator::begin_step(std::int64_t id) {
@@ -495,6 +515,8 @@ void Simulator::finish_step(std::int64_t id, const Stamp& inputs) {
     b.path.compute += cw;
     const Stamp end = later(later(a, b), inputs);
     const bool comm_bound = a.t > b.t;
+    span(id, s, SpanKind::compute, comm_bound ? r.cpu.t : r.begin.t, std::max(a.t, b.t));
+    span(id, s, SpanKind::wait, std::max(a.t, b.t), inputs.t);
     r.result.compute += Seconds{comm_bound ? c0 : cw};
     if (!comm_bound) r.result.overhead -= Seconds{r.cpu.t - r.begin.t};
     r.begin = end;
@@ -507,6 +529,8 @@ void Simulator::finish_step(std::int64_t id, const Stamp& inputs) {
   const double c = c_full / static_cast<double>(nsub_);
   const double t_in = machine_.t_sync_in.count();
   Stamp end = later(r.cpu, inputs);
+  span(id, s, SpanKind::wait, r.cpu.t, inputs.t);
+  span(id, s, SpanKind::compute, end.t, end.t + subs * c + (subs - 1) * t_in);
   end.t += subs * c + (subs - 1) * t_in;
   end.path.compute += subs * c;
   end.path.overhead += (subs - 1) * t_in;
@@ -536,6 +560,8 @@ void Simulator::resolve_sends(std::int64_t id) {
   }
   // Blocking: max(computed + starts, arrived) + t_sync.
   Stamp end = later(plus_overhead(r.cpu, r.send_cpu), r.last_arrival);
+  span(id, r.step, SpanKind::wait, r.cpu.t + r.send_cpu, r.last_arrival.t);
+  span(id, r.step, SpanKind::sync, end.t, end.t + machine_.t_sync.count());
   end = plus_overhead(end, machine_.t_sync.count());
   r.phase = Rank::Phase::ready;
   r.begin = end;
@@ -747,6 +773,7 @@ Expected<SimResult> Simulator::run() {
                                    p.messages,
                                    last,
                                    segments_of(p, last, out.simulated.count())};
+  out.spans = std::move(spans_);
   if (options_.progress) options_.progress(1.0);
   return out;
 }

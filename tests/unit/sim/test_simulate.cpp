@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 namespace {
 
@@ -191,6 +192,49 @@ TEST(Simulate, a_torus_with_one_message_per_link_is_full_bisection) {
       }
     }
   }
+}
+
+TEST(Simulate, spans_show_the_two_rank_pipeline_step_by_step) {
+  // The overlapping two-rank pipeline: rank 0 computes Z tiles and, from its second step on,
+  // first starts the previous face (t_start) and synchronizes (t_sync); rank 1 waits for each
+  // face, then computes. Spans in time order, never overlapping, adding up to the ranks' figures.
+  const std::int64_t z = 30;
+  const double c = 32 * 500e-9;
+  SimOptions o;
+  o.spans = true;
+  auto r = simulate(make_plan({64, z * 500}, 500, 2, 1), simple(SendMode::serial, 7), o);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->spans.size(), 2u);
+  using tp::sim::SpanKind;
+  for (std::size_t k = 0; k < 2; ++k) {
+    std::map<SpanKind, std::int64_t> count;
+    double computed = 0;
+    double previous_end = 0;
+    for (const auto& x : r->spans[k]) {
+      EXPECT_EQ(x.rank, static_cast<std::int64_t>(k));
+      EXPECT_GE(x.begin.count(), previous_end - 1e-15);
+      EXPECT_GT(x.end, x.begin);
+      previous_end = x.end.count();
+      ++count[x.kind];
+      if (x.kind == SpanKind::compute) computed += (x.end - x.begin).count();
+    }
+    expect_close(computed, static_cast<double>(z) * c);
+    expect_close(computed, r->ranks[k].compute.count());
+    EXPECT_EQ(count[SpanKind::compute], z);
+    EXPECT_EQ(count[SpanKind::send_start], k == 0 ? z : 0);
+    EXPECT_EQ(count[SpanKind::sync], k == 0 ? z : 0);
+    EXPECT_EQ(count[SpanKind::wait], k == 0 ? 0 : z);
+  }
+  EXPECT_EQ(r->spans[1].back().end, r->simulated);
+  // Without spans asked for, none are kept; past max_span_rank_steps they are refused.
+  auto plain = simulate(make_plan({64, z * 500}, 500, 2, 1), simple(), {});
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(plain->spans.empty());
+  auto big = simulate(make_plan({64, 64, 100004}, 2, 2, 1), simple(), o);
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.error().message,
+            "the schedule's spans are kept for at most 100000 rank steps; this plan has 100004 "
+            "(fewer nodes or taller tiles)");
 }
 
 /// The simulated time grows by the closed formula's step time per extra tile along the mapping

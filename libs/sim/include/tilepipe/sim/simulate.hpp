@@ -22,12 +22,32 @@ using model::Seconds;
 /// simulation is refused as too large (it would take minutes and gigabytes).
 inline constexpr std::int64_t max_rank_steps = 200'000'000;
 
+/// Most rank steps for which the schedule's spans are kept (SimOptions::spans): about 4 spans of
+/// 40 bytes each per rank step, and a chart of more is unreadable anyway.
+inline constexpr std::int64_t max_span_rank_steps = 100'000;
+
 /// How to simulate.
 struct SimOptions {
   model::ModelOptions model;  ///< kernel (compute cost), comm_thread, subtiles: as for predict
   /// Called with the fraction of rank steps simulated (0..1), at most every ~2^16 events and once
   /// with 1 at the end; never from another thread. Empty: no progress reports.
   std::function<void(double)> progress;
+  /// Keep each rank's schedule as spans (SimResult::spans), for plans of at most
+  /// max_span_rank_steps rank steps.
+  bool spans = false;
+};
+
+/// What a rank's CPU does in a span (the busiest thread's view: the simulator does not tell the
+/// threads of a step apart). The names of exec's trace spans, so that one chart draws both.
+enum class SpanKind { compute, send_start, wait, sync };
+
+/// One span of a rank's simulated schedule.
+struct SimSpan {
+  std::int64_t rank = 0;
+  std::int64_t step = 0;  ///< the rank's own step
+  SpanKind kind = SpanKind::compute;
+  Seconds begin{0};
+  Seconds end{0};
 };
 
 /// One rank's stretch of the critical path: consecutive steps of that rank, entered through a
@@ -76,11 +96,15 @@ struct SimResult {
   std::int64_t subtiles = 0;    ///< N of vertical grouping (1 otherwise)
   std::int64_t rank_steps = 0;  ///< sum over ranks of their steps
   std::int64_t events = 0;      ///< events processed
+  /// With SimOptions::spans: per rank, in time order, its tiles (compute), send starts, waits for
+  /// faces (the CPU free, a face not yet in) and synchronizations. Empty otherwise.
+  std::vector<std::vector<SimSpan>> spans;
 };
 
 /// Simulates `plan` on `machine`. Errors (bad input): a general tiling matrix, options the model
 /// refuses (comm_thread outside overlap + hyperplane, subtiles), a torus with fewer nodes than the
-/// plan, a per-node override naming a node the plan does not have, more than max_rank_steps.
+/// plan, a per-node override naming a node the plan does not have, more than max_rank_steps (or
+/// max_span_rank_steps with spans).
 /// Complexity: O(rank steps x (1 + messages' hops) x log(events in flight)); memory O(ranks +
 /// batches in flight + the hand-overs on the live chains).
 Expected<SimResult> simulate(const plan::Plan& plan, const model::Machine& machine,
