@@ -5,6 +5,7 @@
 #include "plan_options.hpp"
 #include "plan_report.hpp"
 
+#include <tilepipe/exec/trace.hpp>
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/machine_file.hpp>
 #include <tilepipe/sim/simulate.hpp>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -43,6 +45,53 @@ std::string network_text(const model::Network& n) {
   return s;
 }
 
+/// "rank 0 steps 0-12 > rank 1 steps 11-63", the middle elided past 6 segments.
+std::string segments_text(const std::vector<sim::PathSegment>& segments) {
+  const auto one = [](const sim::PathSegment& g) {
+    return g.first_step == g.last_step
+               ? fmt::format("rank {} step {}", g.rank, g.first_step)
+               : fmt::format("rank {} steps {}-{}", g.rank, g.first_step, g.last_step);
+  };
+  const std::size_t n = segments.size();
+  std::string s;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (n > 6 && k == 3) {
+      s += fmt::format(" > ... ({} more) ...", n - 5);
+      k = n - 3;
+      continue;
+    }
+    s += (s.empty() ? "" : " > ") + one(segments[k]);
+  }
+  return s;
+}
+
+exec::SpanKind kind_of(sim::SpanKind k) {
+  switch (k) {
+    case sim::SpanKind::compute:
+      return exec::SpanKind::compute;
+    case sim::SpanKind::send_start:
+      return exec::SpanKind::send_start;
+    case sim::SpanKind::wait:
+      return exec::SpanKind::wait;
+    case sim::SpanKind::sync:
+      return exec::SpanKind::sync;
+  }
+  return exec::SpanKind::compute;
+}
+
+/// The simulated schedule in `tilepipe run --trace`'s format: one track per rank (thread 0).
+std::string trace_json(const sim::SimResult& r, const std::string& title) {
+  std::vector<std::vector<exec::Span>> by_rank;
+  for (const auto& spans : r.spans) {
+    auto& out = by_rank.emplace_back();
+    for (const auto& x : spans) {
+      const auto ns = [](sim::Seconds t) { return std::llround(t.count() * 1e9); };
+      out.push_back(exec::Span{ns(x.begin), ns(x.end) - ns(x.begin), x.step, 0, kind_of(x.kind)});
+    }
+  }
+  return exec::chrome_trace_json(by_rank, title);
+}
+
 /// Adds the simulation's fields to the plan's JSON.
 void add_sim_json(nlohmann::ordered_json& j, const sim::SimResult& r, const model::Network& net) {
   j["simulated_s"] = r.simulated.count();
@@ -53,6 +102,15 @@ void add_sim_json(nlohmann::ordered_json& j, const sim::SimResult& r, const mode
                         {"network_s", p.network.count()},
                         {"messages", p.messages},
                         {"end_rank", p.end_rank}};
+  auto segments = nlohmann::ordered_json::array();
+  for (const auto& g : p.segments) {
+    segments.push_back({{"rank", g.rank},
+                        {"first_step", g.first_step},
+                        {"last_step", g.last_step},
+                        {"begin_s", g.begin.count()},
+                        {"end_s", g.end.count()}});
+  }
+  j["critical_path"]["segments"] = segments;
   auto ranks = nlohmann::ordered_json::array();
   for (const auto& x : r.ranks) {
     ranks.push_back({{"rank", x.rank},
@@ -94,6 +152,7 @@ std::string sim_text(const sim::SimResult& r, const model::Choice& choice,
       "  critical path      compute {:.6g} s + overhead {:.6g} s + network {:.6g} s, {} "
       "message(s), ends on rank {}\n",
       p.compute.count(), p.overhead.count(), p.network.count(), p.messages, p.end_rank);
+  s += fmt::format("  critical ranks     {}\n", segments_text(p.segments));
   s += fmt::format("  rank busy (s)      min {:.6g}  median {:.6g}  max {:.6g}\n", b.min, b.median,
                    b.max);
   s += fmt::format("  rank idle (s)      min {:.6g}  median {:.6g}  max {:.6g}\n", i.min, i.median,
@@ -111,12 +170,22 @@ int run_simulate(int argc, char** argv) {
   model_flags.add_to(app);
   bool json = false;
   bool progress = false;
+  std::string trace;
   app.add_flag("--json", json, "print the plan, prediction and simulation as one JSON object");
   app.add_flag("--progress", progress,
                "show progress on stderr (default: only when stderr is a terminal)");
+  app.add_option("--trace", trace,
+                 "write the simulated schedule as a Chrome trace (the format of tilepipe run "
+                 "--trace; tools/plot/plot_trace.py draws it); plans of at most 100000 rank steps");
   if (const int rc = options.add_plugin_help(app, argc, argv); rc >= 0) return rc;
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
   if (auto st = options.load_plugins(); !st) return report_error(st.error());
+  std::optional<OutputFile> trace_file;
+  if (app.count("--trace") > 0) {
+    auto t = check_output("--trace", trace);
+    if (!t) return report_error(t.error());
+    trace_file.emplace(std::move(*t));
+  }
 
   // The flags first (bad input before file trouble), then the file.
   if (!model_flags.given()) {
@@ -147,6 +216,7 @@ int run_simulate(int argc, char** argv) {
   sim_options.model = choice_request->options;
   sim_options.model.comm_thread = choice->prediction.comm_thread;
   sim_options.model.subtiles = choice->prediction.step.subtiles;
+  sim_options.spans = trace_file.has_value();
   const bool show = progress || ::isatty(STDERR_FILENO) == 1;
   if (show) {
     sim_options.progress = [](double f) {
@@ -157,6 +227,12 @@ int run_simulate(int argc, char** argv) {
   auto result = sim::simulate(*plan, *machine, sim_options);
   if (show) fmt::print(stderr, "\n");
   if (!result) return report_error(result.error());
+  if (trace_file) {
+    std::string title = "tilepipe simulate " + options.kernel + " on " + machine->name;
+    if (auto st = trace_file->write(trace_json(*result, title)); !st) {
+      return report_error(st.error());
+    }
+  }
   if (json) {
     auto j = json_preamble("simulate");
     j.update(plan_to_json(*plan, options.kernel));

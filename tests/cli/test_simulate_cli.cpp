@@ -9,6 +9,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 namespace {
 
@@ -64,6 +66,20 @@ TEST(SimulateCli, json_has_the_simulated_and_predicted_time_and_per_rank_figures
                   cp.at("network_s").get<double>(),
               sim, 1e-12);
   EXPECT_EQ(cp.at("end_rank"), 8);
+  // The chain's ranks and steps: from rank 0 at time 0 to rank 8 at the end, through successors.
+  const auto& seg = cp.at("segments");
+  ASSERT_GE(seg.size(), 2u);
+  EXPECT_EQ(seg.front().at("rank"), 0);
+  EXPECT_EQ(seg.front().at("first_step"), 0);
+  EXPECT_EQ(seg.front().at("begin_s"), 0.0);
+  EXPECT_EQ(seg.back().at("rank"), 8);
+  EXPECT_EQ(seg.back().at("last_step"), 63);
+  EXPECT_EQ(seg.back().at("end_s"), j.at("simulated_s"));
+  for (std::size_t k = 1; k < seg.size(); ++k) {
+    EXPECT_GT(seg[k].at("rank").get<int>(), seg[k - 1].at("rank").get<int>());
+    EXPECT_GE(seg[k].at("begin_s").get<double>(), seg[k - 1].at("end_s").get<double>());
+    EXPECT_LE(seg[k].at("first_step").get<int>(), seg[k].at("last_step").get<int>());
+  }
   ASSERT_EQ(j.at("ranks").size(), 9u);
   for (const auto& x : j.at("ranks")) {
     EXPECT_NEAR(x.at("busy_s").get<double>() + x.at("idle_s").get<double>(), sim, 1e-12);
@@ -79,6 +95,7 @@ TEST(SimulateCli, text_and_progress) {
   EXPECT_NE(r.out.find("  simulated time     "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  predicted time     "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  critical path      "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  critical ranks     rank 0 steps 0-"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("simulating: 100%"), std::string::npos) << r.err;
 }
 
@@ -98,6 +115,29 @@ TEST(SimulateCli, a_slow_node_and_a_torus_change_the_time) {
   const auto jt = nlohmann::json::parse(t.out);
   EXPECT_EQ(jt.at("network"), "torus 9, links 1e+06 B/s");
   EXPECT_GT(jt.at("simulated_s").get<double>(), t0);
+}
+
+TEST(SimulateCli, trace_is_the_simulated_schedule_in_run_trace_format) {
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("tp-sim-trace-" + std::to_string(::getpid()) + ".json"))
+                        .string();
+  auto r = simulate(with(seed000_plan, {"--machine", seed000, "--trace", path, "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path);
+  const auto trace = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  std::map<std::string, int> spans;
+  std::set<int> ranks;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    ++spans[e.at("name").get<std::string>()];
+    ranks.insert(e.at("pid").get<int>());
+    EXPECT_EQ(e.at("tid"), 0);
+  }
+  EXPECT_EQ(ranks.size(), 9u);
+  EXPECT_EQ(spans["compute"], 9 * 64);  // every rank step's tiles
+  EXPECT_EQ(spans["send"], 8 * 64);     // every rank but the last, once per step (queued)
+  EXPECT_EQ(spans.size(), 4u);          // compute, send, sync, wait
 }
 
 void expect_bad(const std::vector<std::string>& args, const std::string& line) {
@@ -127,6 +167,10 @@ TEST(SimulateCli, bad_input_is_one_line_and_exit_2) {
               "--tile", "2", "--machine", seed000},
              "the plan is beyond the simulator's limits: more than 200000000 rank steps (nodes x "
              "time steps); use taller tiles or fewer nodes");
+  expect_bad({"--kernel", "wave3d", "--size", "12x12x65536", "--nodes", "9", "--tile", "4",
+              "--machine", seed000, "--trace", "/tmp/t.json"},
+             "the schedule's spans are kept for at most 100000 rank steps; this plan has 147456 "
+             "(fewer nodes or taller tiles)");
   expect_bad(with(seed000_plan, {"--machine", seed000, "--comm-thread", "--schedule", "blocking"}),
              "the communication thread (seed 002 5.4) is modelled for the overlap schedule with "
              "hyperplane grouping only, not blocking + hyperplane");

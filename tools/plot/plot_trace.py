@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Turns a `tilepipe run --trace FILE` Chrome trace into a PNG time chart, one row per rank and
-CPU thread, like the seeds' schedule figures: compute, send start, waiting and synchronization.
+"""Turns a `tilepipe run --trace FILE` or `tilepipe simulate --trace FILE` Chrome trace into a PNG
+time chart, one row per rank and CPU thread, like the seeds' schedule figures: compute, send
+start, waiting and synchronization.
 
 usage: plot_trace.py TRACE.json OUT.png [--from-ms A] [--to-ms B]
 Reads only the trace file (docs/cli.md documents its format); needs python3-matplotlib."""

@@ -28,6 +28,19 @@ struct Path {
   double overhead = 0;
   double network = 0;
   std::int64_t messages = 0;
+  std::int64_t handover = -1;  ///< the last face handed from rank to rank on it (-1: none)
+};
+
+/// A face handed from one rank to the next on some chain: the critical path's links, kept while a
+/// live chain refers to them (Simulator::collect_handovers).
+struct Handover {
+  std::int64_t src = 0;
+  std::int64_t src_step = 0;  ///< the sender's step whose faces these are
+  std::int64_t dst = 0;
+  std::int64_t dst_step = 0;  ///< the receiver's step that needs them
+  double ready = 0;           ///< when they were ready to leave
+  double arrival = 0;
+  std::int64_t prev = -1;  ///< the sender's chain's previous hand-over (always < this one's index)
 };
 
 /// A time and the chain that led to it.
@@ -81,6 +94,7 @@ struct Batch {
   std::int64_t src = 0;
   std::int64_t dst = 0;
   int f = 0;
+  std::int64_t send_step = 0;
   std::int64_t recv_step = 0;
   double bytes = 0;
   double ready = 0;
@@ -88,6 +102,7 @@ struct Batch {
   int stage = 0;         ///< 0: the sender's port; 1: torus links; 2: the receiver's port
   std::int64_t pos = 0;  ///< current torus node
   double prev_end = 0;   ///< when the previous hop finished transmitting (cut-through)
+  bool live = false;     ///< in flight (false: in the free list)
 };
 
 /// A link or port: a FIFO server of bandwidth `bw`.
@@ -136,6 +151,15 @@ class Simulator {
   void hop(std::int64_t b);
   void deliver(std::int64_t b, double arrival);
   void done(std::int64_t id, const Stamp& at);
+  /// Records a span of rank `id` when spans are kept and the span is not empty.
+  void span(std::int64_t id, std::int64_t step, SpanKind kind, double begin, double end);
+  /// Calls f(Path&) on every chain the simulation can still extend.
+  template <class F>
+  void for_each_live_path(F&& f);
+  /// Drops the hand-overs no live chain refers to (mark and compact; amortized O(1) each).
+  void collect_handovers();
+  [[nodiscard]] std::vector<PathSegment> segments_of(const Path& p, std::int64_t end_rank,
+                                                     double end) const;
   [[nodiscard]] std::int64_t torus_next(std::int64_t pos, std::int64_t dst, int* link) const;
 
   const plan::Plan& plan_;
@@ -158,9 +182,13 @@ class Simulator {
   std::vector<Rank> ranks_;
   std::vector<Batch> batches_;
   std::vector<std::int64_t> free_batches_;
+  std::vector<Handover> handovers_;
+  std::vector<std::vector<SimSpan>> spans_;  ///< per rank, when SimOptions::spans
+  std::size_t next_collect_ = std::size_t{1} << 16;
   std::vector<Resource> res_;
   bool torus_ = false;
   std::vector<std::int64_t> torus_dims_;
+  std::vector<std::int64_t> torus_strides_;  ///< row-major: node = sum coordinate_d x stride_d
   std::int64_t link_base_ = 0;
   std::priority_queue<Event, std::vector<Event>, Later> queue_;
   std::uint64_t seq_ = 0;
@@ -224,24 +252,32 @@ Status Simulator::set_up() {
     std::vector<double> width(static_cast<std::size_t>(factors_));
     rank.sends.assign(static_cast<std::size_t>(factors_), false);
     rank.receives.assign(static_cast<std::size_t>(factors_), false);
+    bool idle = false;  // no row of tiles reaches it (ADR 0010): no steps, no faces
     for (int f = 0; f < factors_; ++f) {
       const auto fu = static_cast<std::size_t>(f);
       const auto d = static_cast<std::size_t>(dim_of[fu]);
       const std::int64_t first = node[fu] * m_[fu];
       rows[fu] = std::min(m_[fu], counts[d] - first);
       if (rows[fu] < 1) {
-        return fail(Errc::invalid_argument, "rank " + std::to_string(r) +
-                                                " has no tiles: the simulator needs every node "
-                                                "to have at least one row of tiles");
+        idle = true;
+        rows[fu] = 1;
+        width[fu] = 1;
+        continue;
       }
       width[fu] = static_cast<double>(std::min(w[d], extent[d] - first * w[d]));
-      rank.sends[fu] = depth_[fu] > 0 && node[fu] + 1 < plan_.mesh()[fu];
+      // The successor along f has tiles when its first row exists (block mapping).
+      rank.sends[fu] =
+          depth_[fu] > 0 && node[fu] + 1 < plan_.mesh()[fu] && (node[fu] + 1) * m_[fu] < counts[d];
       rank.receives[fu] = depth_[fu] > 0 && node[fu] > 0;
+    }
+    if (idle) {
+      std::fill(rank.sends.begin(), rank.sends.end(), false);
+      std::fill(rank.receives.begin(), rank.receives.end(), false);
     }
     auto it = shapes_.find(rows);
     if (it == shapes_.end()) it = shapes_.emplace(rows, detail::RankShape(rows)).first;
     rank.shape = &it->second;
-    rank.steps = vertical_ ? z_ : z_ + rank.shape->depth();
+    rank.steps = idle ? 0 : vertical_ ? z_ : z_ + rank.shape->depth();
     rank.area = 1;
     for (double x : width) rank.area *= x;
     rank.face_area.assign(static_cast<std::size_t>(factors_), 0);
@@ -261,6 +297,15 @@ Status Simulator::set_up() {
                       std::to_string(max_rank_steps) +
                       " rank steps (nodes x time steps); use taller tiles or fewer nodes");
     }
+  }
+  if (options_.spans) {
+    if (total_steps_ > max_span_rank_steps) {
+      return fail(Errc::invalid_argument,
+                  "the schedule's spans are kept for at most " +
+                      std::to_string(max_span_rank_steps) + " rank steps; this plan has " +
+                      std::to_string(total_steps_) + " (fewer nodes or taller tiles)");
+    }
+    spans_.resize(static_cast<std::size_t>(nodes));
   }
   set_up_network();
   if (torus_) {
@@ -296,8 +341,12 @@ void Simulator::set_up_network() {
   torus_ = net.topology == model::Topology::torus;
   if (torus_) {
     torus_dims_ = net.torus;
+    torus_strides_.assign(torus_dims_.size(), 1);
     std::int64_t size = 1;
-    for (auto t : torus_dims_) size *= t;
+    for (std::size_t d = torus_dims_.size(); d-- > 0;) {
+      torus_strides_[d] = size;
+      size *= torus_dims_[d];
+    }
     link_base_ = static_cast<std::int64_t>(res_.size());
     const auto links =
         static_cast<std::size_t>(size * 2 * static_cast<std::int64_t>(torus_dims_.size()));
@@ -364,6 +413,8 @@ double Simulator::start_sends(std::int64_t id, std::int64_t s, const Stamp& from
     x.src = id;
     x.dst = plan_.rank_of(succ);
     x.f = f;
+    x.live = true;
+    x.send_step = s;
     x.recv_step = vertical_ ? s : s - (m_[static_cast<std::size_t>(f)] - 1);
     const double msg =
         r.face_area[static_cast<std::size_t>(f)] * height(r, s) * static_cast<double>(elem_);
@@ -380,7 +431,15 @@ double Simulator::start_sends(std::int64_t id, std::int64_t s, const Stamp& from
     push(ready, b, true);
   }
   if (started == 0) return 0;
+  span(id, s, SpanKind::send_start, from.t, from.t + cpu);
+  if (overlap_) span(id, s, SpanKind::sync, from.t + cpu, from.t + cpu + machine_.t_sync.count());
   return cpu + machine_.t_sync.count();
+}
+
+void Simulator::span(std::int64_t id, std::int64_t step, SpanKind kind, double begin, double end) {
+  if (spans_.empty() || !(end > begin)) return;
+  spans_[static_cast<std::size_t>(id)].push_back(
+      SimSpan{id, step, kind, Seconds{begin}, Seconds{end}});
 }
 
 void Simulator::begin_step(std::int64_t id) {
@@ -456,6 +515,8 @@ void Simulator::finish_step(std::int64_t id, const Stamp& inputs) {
     b.path.compute += cw;
     const Stamp end = later(later(a, b), inputs);
     const bool comm_bound = a.t > b.t;
+    span(id, s, SpanKind::compute, comm_bound ? r.cpu.t : r.begin.t, std::max(a.t, b.t));
+    span(id, s, SpanKind::wait, std::max(a.t, b.t), inputs.t);
     r.result.compute += Seconds{comm_bound ? c0 : cw};
     if (!comm_bound) r.result.overhead -= Seconds{r.cpu.t - r.begin.t};
     r.begin = end;
@@ -468,6 +529,8 @@ void Simulator::finish_step(std::int64_t id, const Stamp& inputs) {
   const double c = c_full / static_cast<double>(nsub_);
   const double t_in = machine_.t_sync_in.count();
   Stamp end = later(r.cpu, inputs);
+  span(id, s, SpanKind::wait, r.cpu.t, inputs.t);
+  span(id, s, SpanKind::compute, end.t, end.t + subs * c + (subs - 1) * t_in);
   end.t += subs * c + (subs - 1) * t_in;
   end.path.compute += subs * c;
   end.path.overhead += (subs - 1) * t_in;
@@ -497,6 +560,8 @@ void Simulator::resolve_sends(std::int64_t id) {
   }
   // Blocking: max(computed + starts, arrived) + t_sync.
   Stamp end = later(plus_overhead(r.cpu, r.send_cpu), r.last_arrival);
+  span(id, r.step, SpanKind::wait, r.cpu.t + r.send_cpu, r.last_arrival.t);
+  span(id, r.step, SpanKind::sync, end.t, end.t + machine_.t_sync.count());
   end = plus_overhead(end, machine_.t_sync.count());
   r.phase = Rank::Phase::ready;
   r.begin = end;
@@ -507,23 +572,17 @@ void Simulator::resolve_sends(std::int64_t id) {
 std::int64_t Simulator::torus_next(std::int64_t pos, std::int64_t dst, int* link) const {
   // Dimension-order routing along the shorter way round (ties: the positive direction).
   const int dims = static_cast<int>(torus_dims_.size());
-  std::int64_t stride = 1;
-  std::vector<std::int64_t> strides(static_cast<std::size_t>(dims));
-  for (int d = dims - 1; d >= 0; --d) {
-    strides[static_cast<std::size_t>(d)] = stride;
-    stride *= torus_dims_[static_cast<std::size_t>(d)];
-  }
   for (int d = 0; d < dims; ++d) {
     const auto du = static_cast<std::size_t>(d);
     const std::int64_t t = torus_dims_[du];
-    const std::int64_t a = pos / strides[du] % t;
-    const std::int64_t b = dst / strides[du] % t;
+    const std::int64_t a = pos / torus_strides_[du] % t;
+    const std::int64_t b = dst / torus_strides_[du] % t;
     if (a == b) continue;
     const std::int64_t forward = ((b - a) % t + t) % t;
     const bool plus = forward <= t - forward;
     const std::int64_t next = plus ? (a + 1) % t : (a + t - 1) % t;
     *link = 2 * d + (plus ? 0 : 1);
-    return pos + (next - a) * strides[du];
+    return pos + (next - a) * torus_strides_[du];
   }
   return pos;
 }
@@ -568,9 +627,10 @@ void Simulator::hop(std::int64_t b) {
 }
 
 void Simulator::deliver(std::int64_t b, double arrival) {
+  batches_[static_cast<std::size_t>(b)].live = false;
   const Batch x = batches_[static_cast<std::size_t>(b)];
   free_batches_.push_back(b);
-  Stamp at{arrival, x.path};
+  Stamp at{arrival, x.path};  // the sender's own chain: its send completed
   at.path.network += arrival - x.ready;
   ++at.path.messages;
   Rank& src = ranks_[static_cast<std::size_t>(x.src)];
@@ -580,7 +640,11 @@ void Simulator::deliver(std::int64_t b, double arrival) {
   Rank& dst = ranks_[static_cast<std::size_t>(x.dst)];
   auto& box = dst.inbox[static_cast<std::size_t>(x.f)];
   TP_ASSERT(box.empty() || box.back().step < x.recv_step);
-  box.push_back(Arrival{x.recv_step, at});
+  Stamp to = at;  // the receiver's: the chain moves on to it
+  to.path.handover = static_cast<std::int64_t>(handovers_.size());
+  handovers_.push_back(
+      Handover{x.src, x.send_step, x.dst, x.recv_step, x.ready, arrival, x.path.handover});
+  box.push_back(Arrival{x.recv_step, to});
   if (dst.phase == Rank::Phase::inputs) try_inputs(x.dst);
 }
 
@@ -590,6 +654,67 @@ void Simulator::done(std::int64_t id, const Stamp& at) {
   r.begin = at;
   r.result.finish = Seconds{at.t};
   ++finished_;
+}
+
+template <class F>
+void Simulator::for_each_live_path(F&& f) {
+  for (Rank& r : ranks_) {
+    f(r.begin.path);
+    f(r.cpu.path);
+    f(r.last_arrival.path);
+    for (auto& box : r.inbox) {
+      for (Arrival& a : box) f(a.at.path);
+    }
+  }
+  for (Batch& x : batches_) {
+    if (x.live) f(x.path);
+  }
+}
+
+void Simulator::collect_handovers() {
+  constexpr std::int64_t unreached = -1, reached = -2;
+  std::vector<std::int64_t> index(handovers_.size(), unreached);
+  for_each_live_path([&](const Path& p) {
+    for (std::int64_t h = p.handover; h >= 0 && index[static_cast<std::size_t>(h)] == unreached;
+         h = handovers_[static_cast<std::size_t>(h)].prev) {
+      index[static_cast<std::size_t>(h)] = reached;
+    }
+  });
+  // Compact in order: a kept record's prev is kept and lower, so it is renumbered first.
+  std::size_t kept = 0;
+  for (std::size_t h = 0; h < handovers_.size(); ++h) {
+    if (index[h] != reached) continue;
+    Handover x = handovers_[h];
+    if (x.prev >= 0) x.prev = index[static_cast<std::size_t>(x.prev)];
+    index[h] = static_cast<std::int64_t>(kept);
+    handovers_[kept++] = x;
+  }
+  handovers_.resize(kept);
+  for_each_live_path([&](Path& p) {
+    if (p.handover >= 0) p.handover = index[static_cast<std::size_t>(p.handover)];
+  });
+  next_collect_ = std::max(2 * kept, std::size_t{1} << 16);
+}
+
+std::vector<PathSegment> Simulator::segments_of(const Path& p, std::int64_t end_rank,
+                                                double end) const {
+  std::vector<const Handover*> links;
+  for (std::int64_t h = p.handover; h >= 0; h = handovers_[static_cast<std::size_t>(h)].prev) {
+    links.push_back(&handovers_[static_cast<std::size_t>(h)]);
+  }
+  std::reverse(links.begin(), links.end());
+  std::vector<PathSegment> out;
+  PathSegment seg{links.empty() ? end_rank : links.front()->src, 0, 0, Seconds{0}, Seconds{0}};
+  for (const Handover* h : links) {
+    seg.last_step = h->src_step;
+    seg.end = Seconds{h->ready};
+    out.push_back(seg);
+    seg = PathSegment{h->dst, h->dst_step, 0, Seconds{h->arrival}, Seconds{0}};
+  }
+  seg.last_step = ranks_[static_cast<std::size_t>(end_rank)].steps - 1;
+  seg.end = Seconds{end};
+  out.push_back(seg);
+  return out;
 }
 
 Expected<SimResult> Simulator::run() {
@@ -615,6 +740,7 @@ Expected<SimResult> Simulator::run() {
         begin_step(e.id);
       }
     }
+    if (handovers_.size() >= next_collect_) collect_handovers();
     if (options_.progress && events_ % report_every == 0) {
       options_.progress(static_cast<double>(steps_done_) / static_cast<double>(total_steps_));
     }
@@ -641,8 +767,13 @@ Expected<SimResult> Simulator::run() {
     out.ranks.push_back(r.result);
   }
   const Path& p = ranks_[static_cast<std::size_t>(last)].begin.path;
-  out.critical_path =
-      CriticalPath{Seconds{p.compute}, Seconds{p.overhead}, Seconds{p.network}, p.messages, last};
+  out.critical_path = CriticalPath{Seconds{p.compute},
+                                   Seconds{p.overhead},
+                                   Seconds{p.network},
+                                   p.messages,
+                                   last,
+                                   segments_of(p, last, out.simulated.count())};
+  out.spans = std::move(spans_);
   if (options_.progress) options_.progress(1.0);
   return out;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 namespace {
 
@@ -118,6 +119,124 @@ TEST(Simulate, two_rank_pipeline_is_the_hand_derived_time) {
   }
 }
 
+TEST(Simulate, critical_path_names_the_ranks_and_steps_derived_by_hand) {
+  // The two-rank pipeline above: rank 1 waits for every face, so the chain runs through all of
+  // rank 0's steps and hands over once, to rank 1's last step, when rank 0's last face arrives.
+  const std::int64_t z = 30;
+  const double c = 32 * 500e-9;
+  const double t_start = 10 * us, t_sync = 20 * us, l = 7 * us;
+  const double wire = 500 * 8 / 100e6;
+  const Machine m = simple(SendMode::serial, 7);
+  auto r = simulate(make_plan({64, z * 500}, 500, 2, 1), m, {});
+  ASSERT_TRUE(r) << r.error().message;
+  const auto& seg = r->critical_path.segments;
+  ASSERT_EQ(seg.size(), 2u);
+  EXPECT_EQ(seg[0].rank, 0);
+  EXPECT_EQ(seg[0].first_step, 0);
+  EXPECT_EQ(seg[0].last_step, z - 1);
+  EXPECT_EQ(seg[0].begin.count(), 0);
+  const double ready = c + static_cast<double>(z - 1) * (t_start + t_sync + c) + t_start;
+  expect_close(seg[0].end.count(), ready);
+  EXPECT_EQ(seg[1].rank, 1);
+  EXPECT_EQ(seg[1].first_step, z - 1);
+  EXPECT_EQ(seg[1].last_step, z - 1);
+  expect_close(seg[1].begin.count(), ready + wire + l);
+  EXPECT_EQ(seg[1].end, r->simulated);
+  // Blocking with c < t_sync: rank 0's own steps (each waits for its own face) end last; no face
+  // is handed over on the chain, though each of its messages is on it.
+  auto b = simulate(make_plan({64, z * 500}, 500, 2, 1, ScheduleKind::blocking), m, {});
+  ASSERT_TRUE(b) << b.error().message;
+  ASSERT_EQ(b->critical_path.segments.size(), 1u);
+  EXPECT_EQ(b->critical_path.segments[0].rank, 0);
+  EXPECT_EQ(b->critical_path.segments[0].last_step, z - 1);
+  EXPECT_EQ(b->critical_path.messages, z);
+}
+
+TEST(Simulate, a_node_with_a_slower_link_stretches_its_transfers) {
+  // The blocking two-rank pipeline with rank 0's ports at a quarter of the bandwidth: every step
+  // of rank 0 pays the slower wire (the receiver's port, faster, ends with it: cut-through).
+  const std::int64_t z = 30;
+  const double c = 32 * 500e-9;
+  const double t_start = 10 * us, t_sync = 20 * us;
+  Machine m = simple();
+  m.network.nodes.push_back({0, 1.0, 25e6});
+  const double wire = 500 * 8 / 25e6;
+  const double step = c + t_start + wire + t_sync;
+  expect_close(sim_s(make_plan({64, z * 500}, 500, 2, 1, ScheduleKind::blocking), m),
+               static_cast<double>(z) * step);
+}
+
+TEST(Simulate, a_torus_with_one_message_per_link_is_full_bisection) {
+  // A 3x3 mesh on a 3x3 torus: every face crosses one link of its own, at the ports' bandwidth,
+  // so the links add no time: bit for bit the full-bisection result, for every scheme.
+  for (auto mode : {SendMode::serial, SendMode::parallel}) {
+    Machine m = simple(mode, 4);
+    for (auto s : {ScheduleKind::overlap, ScheduleKind::blocking}) {
+      for (auto g : {GroupingKind::hyperplane, GroupingKind::vertical}) {
+        const Plan p = make_plan({24, 24, 3000}, 300, 9, 4, s, g);
+        ASSERT_EQ(p.mesh(), (tp::plan::Index{3, 3}));
+        m.network = {};
+        auto full = simulate(p, m, {});
+        m.network.topology = tp::model::Topology::torus;
+        m.network.torus = {3, 3};
+        m.network.link_bandwidth_bytes_per_s = m.link.bandwidth_bytes_per_s;
+        auto torus = simulate(p, m, {});
+        ASSERT_TRUE(full && torus);
+        EXPECT_EQ(torus->simulated, full->simulated);
+        EXPECT_EQ(torus->critical_path.network, full->critical_path.network);
+        // Slower links: the same plan takes longer.
+        m.network.link_bandwidth_bytes_per_s /= 4;
+        auto slow = simulate(p, m, {});
+        ASSERT_TRUE(slow);
+        EXPECT_GT(slow->simulated, full->simulated);
+      }
+    }
+  }
+}
+
+TEST(Simulate, spans_show_the_two_rank_pipeline_step_by_step) {
+  // The overlapping two-rank pipeline: rank 0 computes Z tiles and, from its second step on,
+  // first starts the previous face (t_start) and synchronizes (t_sync); rank 1 waits for each
+  // face, then computes. Spans in time order, never overlapping, adding up to the ranks' figures.
+  const std::int64_t z = 30;
+  const double c = 32 * 500e-9;
+  SimOptions o;
+  o.spans = true;
+  auto r = simulate(make_plan({64, z * 500}, 500, 2, 1), simple(SendMode::serial, 7), o);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->spans.size(), 2u);
+  using tp::sim::SpanKind;
+  for (std::size_t k = 0; k < 2; ++k) {
+    std::map<SpanKind, std::int64_t> count;
+    double computed = 0;
+    double previous_end = 0;
+    for (const auto& x : r->spans[k]) {
+      EXPECT_EQ(x.rank, static_cast<std::int64_t>(k));
+      EXPECT_GE(x.begin.count(), previous_end - 1e-15);
+      EXPECT_GT(x.end, x.begin);
+      previous_end = x.end.count();
+      ++count[x.kind];
+      if (x.kind == SpanKind::compute) computed += (x.end - x.begin).count();
+    }
+    expect_close(computed, static_cast<double>(z) * c);
+    expect_close(computed, r->ranks[k].compute.count());
+    EXPECT_EQ(count[SpanKind::compute], z);
+    EXPECT_EQ(count[SpanKind::send_start], k == 0 ? z : 0);
+    EXPECT_EQ(count[SpanKind::sync], k == 0 ? z : 0);
+    EXPECT_EQ(count[SpanKind::wait], k == 0 ? 0 : z);
+  }
+  EXPECT_EQ(r->spans[1].back().end, r->simulated);
+  // Without spans asked for, none are kept; past max_span_rank_steps they are refused.
+  auto plain = simulate(make_plan({64, z * 500}, 500, 2, 1), simple(), {});
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(plain->spans.empty());
+  auto big = simulate(make_plan({64, 64, 100004}, 2, 2, 1), simple(), o);
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.error().message,
+            "the schedule's spans are kept for at most 100000 rank steps; this plan has 100004 "
+            "(fewer nodes or taller tiles)");
+}
+
 /// The simulated time grows by the closed formula's step time per extra tile along the mapping
 /// dimension (the steady state of every interior node; the fill and drain stay the same).
 double period(tp::plan::Index size, std::int64_t height, std::int64_t nodes, std::int64_t cpus,
@@ -180,15 +299,51 @@ TEST(Simulate, a_slow_node_delays_the_pipeline_by_the_expected_amount) {
             "the machine file's network.nodes names node 2 but the plan has 2 nodes (0..1)");
 }
 
-TEST(Simulate, a_plan_with_idle_nodes_is_refused_in_one_line) {
-  // 2x2 points across the mapping dimension: one row of tiles, so ranks 1-3 have none.
-  const Plan p = make_plan({2, 2, 100}, 10, 4, 1);
-  ASSERT_EQ(p.idle_nodes(), 3);
-  auto s = simulate(p, simple(), {});
-  ASSERT_FALSE(s);
-  EXPECT_EQ(
-      s.error().message,
-      "rank 1 has no tiles: the simulator needs every node to have at least one row of tiles");
+TEST(Simulate, idle_nodes_run_nothing_and_change_nothing) {
+  // 2x64 points across the mapping dimension on a 2x2 mesh of 1-CPU nodes: one row of tiles along
+  // the first dimension, so ranks 2 and 3 have none (ADR 0010). The busy ranks run exactly the
+  // 1x2 mesh's plan: the same tiles, the same faces, the same time.
+  const auto plan_on = [](std::int64_t nodes, tp::plan::Index mesh, ScheduleKind s,
+                          GroupingKind g) {
+    PlanRequest r;
+    r.size = {2, 64, 1000};
+    r.deps = DependenceMatrix::unit(3);
+    r.tile_kind = tp::plan::TileSpecKind::extents;
+    r.tile_extents = {2, 32, 10};
+    r.nodes = nodes;
+    r.cpus = 1;
+    r.mesh = mesh;
+    r.map_dim = 3;
+    r.schedule = s;
+    r.grouping = g;
+    auto p = Plan::make(r);
+    EXPECT_TRUE(p) << (p ? "" : p.error().message);
+    return *p;
+  };
+  const Machine m = simple(SendMode::serial, 5);
+  for (auto s : {ScheduleKind::overlap, ScheduleKind::blocking}) {
+    for (auto g : {GroupingKind::hyperplane, GroupingKind::vertical}) {
+      const Plan idle = plan_on(4, {2, 2}, s, g);
+      ASSERT_EQ(idle.idle_nodes(), 2);
+      const Plan busy = plan_on(2, {1, 2}, s, g);
+      auto a = simulate(idle, m, {});
+      auto b = simulate(busy, m, {});
+      ASSERT_TRUE(a) << a.error().message;
+      ASSERT_TRUE(b) << b.error().message;
+      EXPECT_EQ(a->simulated, b->simulated);
+      ASSERT_EQ(a->ranks.size(), 4u);
+      for (int r = 0; r < 2; ++r) {
+        EXPECT_EQ(a->ranks[r].finish, b->ranks[r].finish);
+        EXPECT_EQ(a->ranks[r].messages_sent, b->ranks[r].messages_sent);
+      }
+      for (int r = 2; r < 4; ++r) {
+        EXPECT_EQ(a->ranks[r].steps, 0);
+        EXPECT_EQ(a->ranks[r].busy.count(), 0);
+        EXPECT_EQ(a->ranks[r].messages_sent, 0);
+        EXPECT_EQ(a->ranks[r].idle, a->simulated);
+      }
+    }
+  }
 }
 
 TEST(Simulate, messages_sharing_a_torus_link_queue_behind_each_other) {
@@ -250,6 +405,47 @@ TEST(Simulate, critical_path_and_rank_figures_add_up) {
   }
 }
 
+TEST(Simulate, a_thousand_rank_plan_respects_its_lower_bounds_and_grows_with_latency) {
+  // 1024 ranks (32x32) x 16 CPUs (4x4), tiles of 4x4x64 points: 71,680 rank steps. Every tile
+  // depends on the one before it on the longest chain of tiles (plan.steps() of them), and any
+  // chain from rank 0 to rank 1023 crosses 62 rank boundaries, each costing at least the latency.
+  const Plan p = make_plan({512, 512, 4096}, 64, 1024, 16);
+  ASSERT_EQ(p.mesh(), (tp::plan::Index{32, 32}));
+  ASSERT_EQ(p.cpu_grid(), (tp::plan::Index{4, 4}));
+  const double tile = 4 * 4 * 64 * 1e-9;
+  const std::int64_t hops = 31 + 31;
+  double previous = 0;
+  for (double latency_us : {0.0, 5.0, 50.0}) {
+    auto r = simulate(p, simple(SendMode::serial, latency_us), {});
+    ASSERT_TRUE(r) << r.error().message;
+    const double t = r->simulated.count();
+    EXPECT_EQ(r->rank_steps, 1024 * (64 + 6));
+    EXPECT_GE(t,
+              static_cast<double>(p.steps()) * tile + static_cast<double>(hops) * latency_us * us);
+    double busiest = 0;
+    for (const auto& x : r->ranks) busiest = std::max(busiest, x.busy.count());
+    EXPECT_GE(t, busiest);
+    EXPECT_GT(t, previous) << latency_us;  // more latency, strictly later
+    previous = t;
+    // The chain starts on rank 0 (the only rank whose first step waits for nothing) and moves to
+    // a mesh successor (+1 or +32) at each hand-over, in time order, to the rank ending last.
+    const auto& cp = r->critical_path;
+    EXPECT_EQ(cp.end_rank, 1023);
+    ASSERT_EQ(static_cast<std::int64_t>(cp.segments.size()), hops + 1);
+    EXPECT_EQ(cp.segments.front().rank, 0);
+    EXPECT_EQ(cp.segments.front().begin.count(), 0);
+    EXPECT_EQ(cp.segments.back().rank, 1023);
+    EXPECT_EQ(cp.segments.back().end, r->simulated);
+    for (std::size_t k = 1; k < cp.segments.size(); ++k) {
+      const auto& a = cp.segments[k - 1];
+      const auto& b = cp.segments[k];
+      EXPECT_TRUE(b.rank == a.rank + 1 || b.rank == a.rank + 32) << a.rank << " > " << b.rank;
+      EXPECT_GE(b.begin.count(), a.end.count() + latency_us * us - 1e-15);
+      EXPECT_LE(b.begin, b.end);
+    }
+  }
+}
+
 TEST(Simulate, progress_reaches_one) {
   const Plan p = make_plan({64, 64, 64000}, 100, 4, 2);
   SimOptions o;
@@ -301,9 +497,8 @@ TEST(SimulateProperty, every_small_plan_finishes_and_respects_its_bounds) {
     r.schedule = next(0, 1) == 0 ? ScheduleKind::overlap : ScheduleKind::blocking;
     r.grouping = next(0, 1) == 0 ? GroupingKind::hyperplane : GroupingKind::vertical;
     auto p = Plan::make(r);
-    // A mesh these extents cannot form is the planner's business; a plan with idle nodes (fewer
-    // rows than CPUs) the simulator refuses (one line, tested below).
-    if (!p || p->idle_nodes() > 0) continue;
+    // A mesh these extents cannot form is the planner's business; idle nodes are simulated.
+    if (!p) continue;
     Machine m = simple(static_cast<SendMode>(next(0, 2)), static_cast<double>(next(0, 5)));
     SimOptions o;
     o.model.comm_thread = r.schedule == ScheduleKind::overlap &&
@@ -319,6 +514,16 @@ TEST(SimulateProperty, every_small_plan_finishes_and_respects_its_bounds) {
     const auto& cp = s->critical_path;
     EXPECT_NEAR((cp.compute + cp.overhead + cp.network).count(), s->simulated.count(), 1e-12)
         << trial;
+    // Its segments run from time 0 to the end, forward in time, one hand-over per message at most.
+    ASSERT_FALSE(cp.segments.empty()) << trial;
+    EXPECT_EQ(cp.segments.front().begin.count(), 0) << trial;
+    EXPECT_EQ(cp.segments.back().end, s->simulated) << trial;
+    EXPECT_EQ(cp.segments.back().rank, cp.end_rank) << trial;
+    EXPECT_LE(static_cast<std::int64_t>(cp.segments.size()) - 1, cp.messages) << trial;
+    for (std::size_t k = 1; k < cp.segments.size(); ++k) {
+      EXPECT_GE(cp.segments[k].begin, cp.segments[k - 1].end) << trial;
+      EXPECT_GT(cp.segments[k].rank, cp.segments[k - 1].rank) << trial;  // successors only
+    }
   }
   EXPECT_GT(simulated, 100);
 }

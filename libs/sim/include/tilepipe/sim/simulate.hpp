@@ -22,12 +22,43 @@ using model::Seconds;
 /// simulation is refused as too large (it would take minutes and gigabytes).
 inline constexpr std::int64_t max_rank_steps = 200'000'000;
 
+/// Most rank steps for which the schedule's spans are kept (SimOptions::spans): about 4 spans of
+/// 40 bytes each per rank step, and a chart of more is unreadable anyway.
+inline constexpr std::int64_t max_span_rank_steps = 100'000;
+
 /// How to simulate.
 struct SimOptions {
   model::ModelOptions model;  ///< kernel (compute cost), comm_thread, subtiles: as for predict
   /// Called with the fraction of rank steps simulated (0..1), at most every ~2^16 events and once
   /// with 1 at the end; never from another thread. Empty: no progress reports.
   std::function<void(double)> progress;
+  /// Keep each rank's schedule as spans (SimResult::spans), for plans of at most
+  /// max_span_rank_steps rank steps.
+  bool spans = false;
+};
+
+/// What a rank's CPU does in a span (the busiest thread's view: the simulator does not tell the
+/// threads of a step apart). The names of exec's trace spans, so that one chart draws both.
+enum class SpanKind { compute, send_start, wait, sync };
+
+/// One span of a rank's simulated schedule.
+struct SimSpan {
+  std::int64_t rank = 0;
+  std::int64_t step = 0;  ///< the rank's own step
+  SpanKind kind = SpanKind::compute;
+  Seconds begin{0};
+  Seconds end{0};
+};
+
+/// One rank's stretch of the critical path: consecutive steps of that rank, entered through a
+/// face from the previous segment's rank (or at time 0) and left through a face to the next
+/// segment's rank (or at the end). Steps are the rank's own, 0 = its first step with tiles.
+struct PathSegment {
+  std::int64_t rank = 0;
+  std::int64_t first_step = 0;  ///< the step whose start the entering face bound (0: the start)
+  std::int64_t last_step = 0;   ///< the step whose faces the next segment waited for (or the last)
+  Seconds begin{0};             ///< the entering face's arrival (0 for the first segment)
+  Seconds end{0};  ///< when the leaving faces were ready to go (the simulated time for the last)
 };
 
 /// Where the time of the longest chain of dependences went: its parts add up to the simulated
@@ -38,6 +69,9 @@ struct CriticalPath {
   Seconds network{0};   ///< faces in flight on the chain, from ready to arrival (queueing included)
   std::int64_t messages = 0;  ///< face messages (batches) on the chain: rank-to-rank hand-overs
   std::int64_t end_rank = 0;  ///< the rank that finishes last
+  /// The ranks and steps on the chain, from time 0 to the end (segments.back().rank = end_rank);
+  /// one more than the faces handed from rank to rank on it.
+  std::vector<PathSegment> segments;
 };
 
 /// One rank's figures.
@@ -62,12 +96,17 @@ struct SimResult {
   std::int64_t subtiles = 0;    ///< N of vertical grouping (1 otherwise)
   std::int64_t rank_steps = 0;  ///< sum over ranks of their steps
   std::int64_t events = 0;      ///< events processed
+  /// With SimOptions::spans: per rank, in time order, its tiles (compute), send starts, waits for
+  /// faces (the CPU free, a face not yet in) and synchronizations. Empty otherwise.
+  std::vector<std::vector<SimSpan>> spans;
 };
 
 /// Simulates `plan` on `machine`. Errors (bad input): a general tiling matrix, options the model
 /// refuses (comm_thread outside overlap + hyperplane, subtiles), a torus with fewer nodes than the
-/// plan, a per-node override naming a node the plan does not have, more than max_rank_steps.
-/// Complexity: O(rank steps x (1 + messages' hops) x log(events in flight)); memory O(ranks).
+/// plan, a per-node override naming a node the plan does not have, more than max_rank_steps (or
+/// max_span_rank_steps with spans).
+/// Complexity: O(rank steps x (1 + messages' hops) x log(events in flight)); memory O(ranks +
+/// batches in flight + the hand-overs on the live chains).
 Expected<SimResult> simulate(const plan::Plan& plan, const model::Machine& machine,
                              const SimOptions& options);
 
