@@ -2,7 +2,9 @@
 # tests discovered into CTest with the prefix <label>/ and the label <label>. PROCESS: the tests
 # drive the tilepipe executable as a process and run no library code of their own, so they are
 # compiled without optimization (half the compile time of gtest + nlohmann-json test files, the
-# largest part of make test's builds; their speed is the executable's).
+# largest part of make test's builds; their speed is the executable's) and, in the sanitizer
+# builds, without instrumentation (TILEPIPE_UNINSTRUMENTED, cmake/TilepipeWarnings.cmake): the
+# sanitizers check the executable they run.
 function(tp_add_gtest name)
   cmake_parse_arguments(ARG "PROCESS" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_TIMEOUT)
@@ -13,6 +15,7 @@ function(tp_add_gtest name)
                                         tilepipe_warnings tilepipe_sanitizers)
   if(ARG_PROCESS)
     target_compile_options(${name} PRIVATE -O0)
+    set_target_properties(${name} PROPERTIES TILEPIPE_UNINSTRUMENTED ON)
   endif()
   gtest_discover_tests(${name} TEST_PREFIX "${ARG_LABEL}/" DISCOVERY_TIMEOUT 60
                        PROPERTIES LABELS "${ARG_LABEL}" TIMEOUT ${ARG_TIMEOUT})
