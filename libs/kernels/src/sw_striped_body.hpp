@@ -7,7 +7,17 @@
 // rows; vector s holds rows s, seg + s, ..., (L-1) seg + s. One column at a time, vector by
 // vector, the recurrence of docs/kernels.md runs in every lane; F crosses from the end of lane
 // l to the start of lane l+1 only in the lazy-F pass after the column. Rows past `rows` (padding
-// at the end of the last lanes) score neg_inf against every residue; nothing real reads them.
+// at the end of the last lanes) score the least profile value; nothing real reads them.
+//
+// Narrow lanes (8 and 16 bits, O::saturating) hold max(x, 0) of every H, E and F in unsigned
+// saturating arithmetic (as SWIPE and parasail do): subtracting a gap cost floors at 0 by itself,
+// so H = max(diag + s - 0, E, F) needs no max with 0, and a lane holds scores up to its unsigned
+// maximum. The profile holds s + bias (bias = -the matrix's least entry), so diag + s is
+// subs(adds(diag, s + bias), bias): it saturates only when diag + s + bias reaches the maximum,
+// so a cell of max - bias or more reports overflow. Exact for H: floor(x) = max(x, 0) commutes
+// with max and with subtracting a cost c >= 0 (floor(x - c) = floor(floor(x) - c)), and a
+// negative E or F never wins H's max with 0. Faces therefore carry max(E, 0) and max(F, 0) (every
+// path clamps them alike, sw.cpp).
 
 // Lazy F (Farrar's correction, with exact carries). Let g = min(open, extend). A carry C into a
 // row raises its H and F to at least C and adds at most C - g to the next row (C - open from the
@@ -17,20 +27,16 @@
 // lane. It may stop early: the main pass left F(s+1) >= H(s) - open in every lane, so once
 // C - g <= H_old(s) - open in every lane nothing below changes.
 
+// A face value in the lane type: floored at 0 in narrow lanes (the caller checked the top).
 template <class O>
 [[gnu::always_inline]] inline typename O::T narrow(std::int32_t x) noexcept {
   using T = typename O::T;
-  return x < O::neg_inf ? O::neg_inf : static_cast<T>(x);
+  return x < std::int32_t{O::neg_inf} ? O::neg_inf : static_cast<T>(x);
 }
 
 template <class O>
 [[gnu::always_inline]] inline std::int32_t widen(typename O::T x) noexcept {
-  if constexpr (O::saturating) {
-    // A saturated minimum stands for minus infinity; give it the 32-bit kernel's value.
-    return x == O::neg_inf ? tp::kernels::SwKernel::minus_infinity : x;
-  } else {
-    return x;
-  }
+  return static_cast<std::int32_t>(x);
 }
 
 template <class O>
@@ -53,13 +59,16 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     return static_cast<std::size_t>((r % seg) * L + r / seg);
   };
 
-  // The query profile of the band: prof[a] holds the striped scores of residue a.
+  // The query profile of the band: prof[a] holds the striped scores of residue a (plus the bias in
+  // narrow lanes).
+  const std::int32_t bias = O::saturating ? b.bias : 0;
   auto* pt = reinterpret_cast<T*>(prof);
   for (std::size_t a = 0; fresh && a < alphabet; ++a) {
     T* p = pt + a * nvec * L;
     for (std::int64_t l = 0, r = 0; l < L; ++l) {
       for (std::int64_t v = 0; v < seg; ++v, ++r) {
-        p[v * L + l] = r < rows ? static_cast<T>(b.scores[b.q[r] * alphabet + a]) : O::neg_inf;
+        p[v * L + l] =
+            r < rows ? static_cast<T>(b.scores[b.q[r] * alphabet + a] + bias) : O::neg_inf;
       }
     }
   }
@@ -75,6 +84,9 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   }
 
   const V vopen = O::set1(b.open), vext = O::set1(b.extend), vzero = O::set1(0);
+  const V vbias = O::set1(bias);
+  // Narrow lanes: the least H that may have saturated (see the top of this file).
+  const std::int32_t overflow_at = std::numeric_limits<T>::max() - bias;
   const V vgap = O::set1(std::min(b.open, b.extend)), vneg = O::set1(O::neg_inf);
   // What a carry loses crossing a whole lane (seg rows), saturated to the lane type.
   const std::int64_t lane_gap = seg * std::min(b.open, b.extend);
@@ -102,7 +114,12 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     // subtraction and one max (the other terms of H are taken first).
     const auto cell = [&](std::size_t s) __attribute__((always_inline)) {
       const V e = ev[s];
-      const V h = O::max(O::max(O::max(O::adds(vdiag, pr[s]), vzero), e), vf);
+      V h;
+      if constexpr (O::saturating) {
+        h = O::max(O::max(O::subs(O::adds(vdiag, pr[s]), vbias), e), vf);
+      } else {
+        h = O::max(O::max(O::max(O::adds(vdiag, pr[s]), vzero), e), vf);
+      }
       hc[s] = h;
       vmax = O::max(vmax, h);
       const V h_open = O::subs(h, vopen);
@@ -145,7 +162,7 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       O::store(lane_values, vmax);
       std::int32_t col_max = 0;
       for (const T x : lane_values) col_max = std::max<std::int32_t>(col_max, x);
-      if (O::saturating && col_max >= std::numeric_limits<T>::max()) return {0, 0, 0, true};
+      if (O::saturating && col_max >= overflow_at) return {0, 0, 0, true};
       // The first row holding col_max (a tie only matters above the best's row): the lanes
       // holding it anywhere, then the first of their rows in lane order.
       const std::int64_t end = col_max > best ? rows : best_row;
@@ -166,6 +183,25 @@ SwBandBest striped_band(const SwBand& b) noexcept {
             found = true;
             break;
           }
+        }
+      }
+      if (!found && col_max > best) {
+        // Only padding holds col_max: in narrow lanes the first padding row's diagonal is the
+        // band's last row, so in column 0 it may carry a left-face value above every real cell.
+        // Rare (later columns' padding stays below best); scan the real rows.
+        std::int32_t real_max = 0;
+        std::int64_t real_row = 0;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          const std::int32_t x = hct[at(r)];
+          if (x > real_max) {
+            real_max = x;
+            real_row = r;
+          }
+        }
+        if (real_max > best || (real_max == best && real_max > 0 && real_row < best_row)) {
+          best = real_max;
+          best_row = real_row;
+          best_col = j;
         }
       }
     }

@@ -214,7 +214,7 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
       const auto k = *SwKernel::make(b, qe, te, g, SwOptions{p.isa, p.min_bits});
       std::vector<std::int32_t> out0(in0.size(), -7), out1(in1.size(), -7);
       const SwResult r = k.compute_tile(box, in, {std::span(out0), std::span(out1)});
-      ASSERT_EQ(r, ref) << name(p) << " round " << round;
+      EXPECT_EQ(r, ref) << name(p) << " round " << round;
       ASSERT_EQ(out0, ref0) << name(p) << " round " << round;
       ASSERT_EQ(out1, ref1) << name(p) << " round " << round;
     }

@@ -71,9 +71,12 @@ constexpr SwResult better(const SwResult& a, const SwResult& b) noexcept {
 ///     E[r0 .. r1-1][c0-1]  (h = r1 - r0)
 /// E is the gap along the target (horizontal), F along the query (vertical). The kernel keeps
 /// references to the matrix and the encoded sequences; they must outlive it.
+/// Out-faces hold max(E, 0) and max(F, 0) (every path alike): exact for H, since a negative gap
+/// score never wins H's max with 0; in-faces may hold either.
 /// SIMD tiles (SwOptions): Farrar's striped layout, query rows across lanes, in bands of at most
-/// band_rows rows; 8-bit, then 16-bit lanes with a retry in wider lanes of a band that overflows.
-/// Faces stay int32.
+/// band_rows rows; unsigned 8-bit, then 16-bit lanes (scores floored at 0, up to 255 or 65535
+/// minus the matrix's bias) with a retry in wider lanes of a band that overflows. Faces stay
+/// int32.
 class SwKernel {
  public:
   static constexpr int dims = 2;
@@ -131,6 +134,7 @@ class SwKernel {
   std::uint64_t id_ = 0;       // unique per make (copies share it): keys cached band profiles
   SwIsa isa_ = SwIsa::scalar;  // chosen once, in make
   int min_bits_ = 8;           // 16 when the matrix or the gap costs do not fit 8 bits
+  std::int32_t bias_ = 0;      // -(the matrix's least entry), at least 0: narrow lanes' offset
 };
 
 /// The plain sequential Gotoh DP, row by row, O(m) memory: the reference for the tiled kernel.
