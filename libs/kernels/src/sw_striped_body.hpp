@@ -164,11 +164,10 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       for (const T x : lane_values) col_max = std::max<std::int32_t>(col_max, x);
       if (O::saturating && col_max >= overflow_at) return {0, 0, 0, true};
       // The first row holding col_max (a tie only matters above the best's row): the lanes
-      // holding it anywhere, then the first of their rows in lane order.
+      // holding it anywhere (vmax's lanes are the column's lane maxima, so no pass over the
+      // column), then the first of their rows in lane order.
       const std::int64_t end = col_max > best ? rows : best_row;
-      const V vcol = O::set1(col_max);
-      std::uint32_t hit = 0;
-      for (std::size_t v = 0; v < nvec; ++v) hit |= O::eq_mask(hc[v], vcol);
+      std::uint32_t hit = O::eq_mask(vmax, O::set1(col_max));
       bool found = false;
       while (hit != 0 && !found) {
         const auto l = static_cast<std::int64_t>(__builtin_ctz(hit) / sizeof(T));

@@ -4,6 +4,7 @@
 
 #include "naive_sw.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -142,8 +143,9 @@ TEST(SwSimd, ties_take_the_first_cell_in_row_major_order) {
   }
 }
 
-TEST(SwSimd, scores_beyond_16_bits_retry_in_32_bit_lanes) {
-  // W/W scores 11 and C/C 9: 3150 residues of mostly W score above 32767 when aligned.
+TEST(SwSimd, scores_above_32767_stay_in_unsigned_16_bit_lanes) {
+  // W/W scores 11 and C/C 9: 3150 residues of mostly W score above 32767 (the signed 16-bit
+  // limit) and below 65531 (the unsigned one, 65535 - BLOSUM62's bias 4) when aligned.
   std::mt19937_64 rng(16);
   const auto& b = ScoreMatrix::blosum62();
   const std::string q = random_seq(rng, "WWWWWWWWWC", 3150);
@@ -152,11 +154,47 @@ TEST(SwSimd, scores_beyond_16_bits_retry_in_32_bit_lanes) {
   const GapCosts g{10, 1};
   const SwResult ref = sw_sequential(b, qe, te, g);
   ASSERT_GT(ref.score, 32767);
+  ASSERT_LT(ref.score, 65531);
   for (const Path& p : paths()) {
-    if (p.isa == SwIsa::scalar || p.min_bits == 32) continue;  // nothing to overflow
-    // Tiles where the scores pass 32767 overflow inside a band; the tiles after them receive
-    // faces beyond 16 bits.
     ASSERT_EQ(run(b, qe, te, g, p, {700, 900}, 2), ref) << name(p);
+  }
+}
+
+// A two-letter matrix with large scores: short pairs pass the 8-bit and 16-bit lane limits.
+ScoreMatrix big_matrix(int match, int mismatch) {
+  auto m =
+      ScoreMatrix::parse(fmt::format("   A  C\nA {0} {1}\nC {1} {0}\n", match, mismatch), "big");
+  EXPECT_TRUE(m.has_value());
+  return *m;
+}
+
+TEST(SwSimd, scores_at_the_narrow_lane_limits_overflow_into_wider_lanes) {
+  // Identical pairs score length x match. 8 bits (EDNAFULL, bias 4): a cell of 251 or more
+  // overflows, so lengths 48-52 (240-260) fall on both sides; 16 bits (match 1000, bias 999):
+  // 64536 or more overflows, so lengths 63-66 (63000-66000) do. Each overflow is redone in wider
+  // lanes, in tiles that hold the whole pair and in tiles whose in-faces pass the limit.
+  const auto& d = ScoreMatrix::ednafull();
+  const ScoreMatrix big = big_matrix(1000, -999);
+  std::mt19937_64 rng(255);
+  struct Case {
+    const ScoreMatrix* m;
+    std::string letters;
+    std::size_t from, to;
+  };
+  for (const Case& c : {Case{&d, "ACGT", 48, 52}, Case{&big, "AC", 63, 66}}) {
+    for (std::size_t len = c.from; len <= c.to; ++len) {
+      const std::string q = random_seq(rng, c.letters, len);
+      const std::string t = random_seq(rng, c.letters, 20) + q + random_seq(rng, c.letters, 7);
+      const auto qe = enc(*c.m, q), te = enc(*c.m, t);
+      const SwResult ref = sw_sequential(*c.m, qe, te, GapCosts{10, 1});
+      ASSERT_EQ(ref.score, static_cast<std::int32_t>(len) * c.m->max_score());
+      for (const Path& p : paths()) {
+        for (const exec::Point<2> tile : {exec::Point<2>{100, 100}, exec::Point<2>{9, 17}}) {
+          ASSERT_EQ(run(*c.m, qe, te, GapCosts{10, 1}, p, tile, 1), ref)
+              << name(p) << " length " << len << " tile " << tile[0] << "x" << tile[1];
+        }
+      }
+    }
   }
 }
 
@@ -186,15 +224,16 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
   std::mt19937_64 rng(77);
   const auto& b = ScoreMatrix::blosum62();
   const std::int32_t ninf = SwKernel::minus_infinity;
-  for (int round = 0; round < 24; ++round) {
+  for (int round = 0; round < 30; ++round) {
     const exec::Index h = 8 + static_cast<exec::Index>(rng() % 90);
     const exec::Index w = 16 + static_cast<exec::Index>(rng() % 90);
     const auto qe = enc(b, random_seq(rng, protein, static_cast<std::size_t>(h) + 5));
     const auto te = enc(b, random_seq(rng, protein, static_cast<std::size_t>(w) + 7));
     const GapCosts g = round % 2 == 0 ? GapCosts{10, 1} : GapCosts{3, 4};
-    // Face values within 8 bits, within 16 bits, near the 16-bit limit, and beyond it.
-    const std::int32_t tops[] = {100, 900, 32700, 70000};
-    const std::int32_t top = tops[round % 4];
+    // Face values within 8 bits, at the 8-bit limit (250, BLOSUM62's bias 4), within 16 bits,
+    // near the signed and the unsigned 16-bit limits, and beyond them.
+    const std::int32_t tops[] = {100, 252, 900, 32800, 65500, 70000};
+    const std::int32_t top = tops[round % 6];
     const auto value = [&](bool gap) {
       if (gap && rng() % 4 == 0) return ninf;
       return static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(top)) -
@@ -214,7 +253,7 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
       const auto k = *SwKernel::make(b, qe, te, g, SwOptions{p.isa, p.min_bits});
       std::vector<std::int32_t> out0(in0.size(), -7), out1(in1.size(), -7);
       const SwResult r = k.compute_tile(box, in, {std::span(out0), std::span(out1)});
-      EXPECT_EQ(r, ref) << name(p) << " round " << round;
+      ASSERT_EQ(r, ref) << name(p) << " round " << round;
       ASSERT_EQ(out0, ref0) << name(p) << " round " << round;
       ASSERT_EQ(out1, ref1) << name(p) << " round " << round;
     }
