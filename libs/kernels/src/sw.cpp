@@ -152,6 +152,11 @@ Expected<SwKernel> SwKernel::make(const ScoreMatrix& matrix, std::span<const std
     return fail(Errc::invalid_argument,
                 fmt::format("sw: SIMD lanes of {} bits (choose 8, 16 or 32)", options.min_bits));
   }
+  if (options.band_rows != 0 && options.band_rows < 8) {
+    return fail(Errc::invalid_argument,
+                fmt::format("sw: SIMD bands of {} rows (choose 0 for auto, or at least 8)",
+                            options.band_rows));
+  }
   const SwIsa isa = options.isa.value_or(best_sw_isa());
   if (!sw_isa_supported(isa)) {
     return fail(
@@ -167,6 +172,9 @@ Expected<SwKernel> SwKernel::make(const ScoreMatrix& matrix, std::span<const std
                      std::all_of(sc.begin(), sc.end(), [](int x) { return x >= -127 && x <= 127; });
   k.min_bits_ = options.min_bits == 8 && !fits8 ? 16 : options.min_bits;
   k.bias_ = std::max(0, -*std::min_element(sc.begin(), sc.end()));
+  const std::int64_t vector_bytes = isa == SwIsa::avx2 ? 32 : 16;
+  k.band_rows_ =
+      options.band_rows != 0 ? options.band_rows : band_vectors * vector_bytes / (k.min_bits_ / 8);
   return k;
 }
 
@@ -322,8 +330,8 @@ SwResult SwKernel::compute_tile(const exec::Box<2>& box,
     clamp_gap_faces(k, h);
     return best;
   }
-  for (exec::Index r = 0; r < h; r += band_rows) {
-    const exec::Index rows = std::min(band_rows, h - r);
+  for (exec::Index r = 0; r < h; r += band_rows_) {
+    const exec::Index rows = std::min(band_rows_, h - r);
     if (rows < min_simd_rows) {
       scalar_rows(k, r, h, best);
       break;

@@ -72,8 +72,8 @@ std::string mutate(std::mt19937_64& rng, const std::string& s, const std::string
 
 SwResult run(const ScoreMatrix& m, const std::vector<std::uint8_t>& q,
              const std::vector<std::uint8_t>& t, GapCosts g, const Path& p, exec::Point<2> tile,
-             int threads) {
-  auto k = SwKernel::make(m, q, t, g, SwOptions{p.isa, p.min_bits});
+             int threads, std::int64_t band_rows = 0) {
+  auto k = SwKernel::make(m, q, t, g, SwOptions{p.isa, p.min_bits, band_rows});
   EXPECT_TRUE(k.has_value());
   EXPECT_EQ(k->isa(), p.isa);
   auto tiling = exec::RectTiling<2>::make(k->space(), tile);
@@ -199,24 +199,43 @@ TEST(SwSimd, scores_at_the_narrow_lane_limits_overflow_into_wider_lanes) {
 }
 
 TEST(SwSimd, tiles_taller_than_a_band_carry_faces_between_bands) {
-  // The alignment crosses row SwKernel::band_rows, where one band hands H and F to the next.
+  // The alignment crosses row 700, where one band of 700 rows hands H and F to the next; bands of
+  // 461 rows leave a last band of 8 rows, bands of 100 rows cut it many times.
   std::mt19937_64 rng(8192);
   const auto& b = ScoreMatrix::blosum62();
   const std::string core = random_seq(rng, protein, 240);
-  const auto pre = static_cast<std::size_t>(SwKernel::band_rows) - 100;
-  const std::string q = random_seq(rng, protein, pre) + core + random_seq(rng, protein, 90);
+  const std::string q = random_seq(rng, protein, 600) + core + random_seq(rng, protein, 90);
   const std::string t =
       random_seq(rng, protein, 60) + mutate(rng, core, protein, 30) + random_seq(rng, protein, 40);
   const auto qe = enc(b, q), te = enc(b, t);
   for (const GapCosts g : {GapCosts{10, 1}, GapCosts{4, 6}}) {
     const SwResult ref = sw_sequential(b, qe, te, g);
-    ASSERT_GT(ref.end_query, SwKernel::band_rows);
+    ASSERT_GT(ref.end_query, 700);
     for (const Path& p : paths()) {
-      const exec::Point<2> tile =
-          g.open == 10 ? exec::Point<2>{9000, 400} : exec::Point<2>{8500, 77};
-      ASSERT_EQ(run(b, qe, te, g, p, tile, 2), ref) << name(p) << " " << tile[0] << "x" << tile[1];
+      for (const std::int64_t band : {700, 461, 100}) {
+        const exec::Point<2> tile =
+            g.open == 10 ? exec::Point<2>{9000, 400} : exec::Point<2>{850, 77};
+        ASSERT_EQ(run(b, qe, te, g, p, tile, 2, band), ref)
+            << name(p) << " " << tile[0] << "x" << tile[1] << " bands of " << band;
+      }
     }
   }
+}
+
+TEST(SwSimd, bands_default_to_band_vectors_of_the_first_lanes) {
+  const std::vector<std::uint8_t> one{0};
+  const auto& b = ScoreMatrix::blosum62();
+  for (const Path& p : paths()) {
+    if (p.isa == SwIsa::scalar) continue;
+    const auto k = SwKernel::make(b, one, one, {}, SwOptions{p.isa, p.min_bits});
+    ASSERT_TRUE(k.has_value());
+    const std::int64_t lanes = (p.isa == SwIsa::avx2 ? 256 : 128) / p.min_bits;
+    EXPECT_EQ(k->band_rows(), SwKernel::band_vectors * lanes) << name(p);
+    EXPECT_EQ(SwKernel::make(b, one, one, {}, SwOptions{p.isa, p.min_bits, 8})->band_rows(), 8);
+  }
+  const auto bad = SwKernel::make(b, one, one, {}, SwOptions{{}, 8, 7});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "sw: SIMD bands of 7 rows (choose 0 for auto, or at least 8)");
 }
 
 // One tile from random in-faces: the out-faces and the result equal the scalar kernel's.
