@@ -29,6 +29,7 @@ struct Avx2U8 {
   static V adds(V a, V b) noexcept { return _mm256_adds_epu8(a, b); }
   static V subs(V a, V b) noexcept { return _mm256_subs_epu8(a, b); }
   static V max(V a, V b) noexcept { return _mm256_max_epu8(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm256_and_si256(a, b); }
   // Some lane of a above b's: max(a, b) differs from b there.
   static bool any_gt(V a, V b) noexcept {
     return _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(a, b), b)) != -1;
@@ -57,6 +58,7 @@ struct Avx2U16 {
   static V adds(V a, V b) noexcept { return _mm256_adds_epu16(a, b); }
   static V subs(V a, V b) noexcept { return _mm256_subs_epu16(a, b); }
   static V max(V a, V b) noexcept { return _mm256_max_epu16(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm256_and_si256(a, b); }
   // Some lane of a above b's: max(a, b) differs from b there.
   static bool any_gt(V a, V b) noexcept {
     return _mm256_movemask_epi8(_mm256_cmpeq_epi16(_mm256_max_epu16(a, b), b)) != -1;
@@ -85,6 +87,7 @@ struct Avx2I32 {
   static V adds(V a, V b) noexcept { return _mm256_add_epi32(a, b); }
   static V subs(V a, V b) noexcept { return _mm256_sub_epi32(a, b); }
   static V max(V a, V b) noexcept { return _mm256_max_epi32(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm256_and_si256(a, b); }
   static bool any_gt(V a, V b) noexcept {
     return _mm256_movemask_epi8(_mm256_cmpgt_epi32(a, b)) != 0;
   }

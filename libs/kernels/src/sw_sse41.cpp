@@ -29,6 +29,7 @@ struct Sse41U8 {
   static V adds(V a, V b) noexcept { return _mm_adds_epu8(a, b); }
   static V subs(V a, V b) noexcept { return _mm_subs_epu8(a, b); }
   static V max(V a, V b) noexcept { return _mm_max_epu8(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm_and_si128(a, b); }
   // Some lane of a above b's: max(a, b) differs from b there.
   static bool any_gt(V a, V b) noexcept {
     return _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(a, b), b)) != 0xffff;
@@ -56,6 +57,7 @@ struct Sse41U16 {
   static V adds(V a, V b) noexcept { return _mm_adds_epu16(a, b); }
   static V subs(V a, V b) noexcept { return _mm_subs_epu16(a, b); }
   static V max(V a, V b) noexcept { return _mm_max_epu16(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm_and_si128(a, b); }
   // Some lane of a above b's: max(a, b) differs from b there.
   static bool any_gt(V a, V b) noexcept {
     return _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_max_epu16(a, b), b)) != 0xffff;
@@ -82,6 +84,7 @@ struct Sse41I32 {
   static V adds(V a, V b) noexcept { return _mm_add_epi32(a, b); }
   static V subs(V a, V b) noexcept { return _mm_sub_epi32(a, b); }
   static V max(V a, V b) noexcept { return _mm_max_epi32(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm_and_si128(a, b); }
   static bool any_gt(V a, V b) noexcept { return _mm_movemask_epi8(_mm_cmpgt_epi32(a, b)) != 0; }
   // One bit per byte of the lanes equal in a and b.
   static std::uint32_t eq_mask(V a, V b) noexcept {

@@ -7,7 +7,8 @@
 // rows; vector s holds rows s, seg + s, ..., (L-1) seg + s. One column at a time, vector by
 // vector, the recurrence of docs/kernels.md runs in every lane; F crosses from the end of lane
 // l to the start of lane l+1 only in the lazy-F pass after the column. Rows past `rows` (padding
-// at the end of the last lanes) score the least profile value; nothing real reads them.
+// at the end of the last lanes) score the least profile value; nothing real reads them, and the
+// column maximum masks them out.
 //
 // Narrow lanes (8 and 16 bits, O::saturating) hold max(x, 0) of every H, E and F in unsigned
 // saturating arithmetic (as SWIPE and parasail do): subtracting a gap cost floors at 0 by itself,
@@ -99,6 +100,16 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   std::int64_t best_row = 0, best_col = 0;
   std::int32_t corner = b.top_h[0];
   alignas(64) T lane_values[L];
+  // The lanes of real rows in segments up to sb (lanes 0 .. lb) and past it (lanes 0 .. lb-1):
+  // the column maximum leaves padding out (in narrow lanes a padding row's diagonal is the row
+  // above it, so padding may hold a value above every real cell of the column).
+  const auto lanes_up_to = [&lane_values](std::size_t last) {
+    for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
+      lane_values[l] = l < last ? static_cast<T>(~std::uint64_t{0}) : T{0};
+    }
+    return O::load(lane_values);
+  };
+  const V keep_lo = lanes_up_to(lb + 1), keep_hi = lanes_up_to(lb);
 
   for (std::int64_t j = 0; j < b.w; ++j) {
     // Read column j's top values before the bottom face (which may alias them) is written.
@@ -130,6 +141,9 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     std::size_t s = 0;
     for (; s < static_cast<std::size_t>(sb); ++s) cell(s);
     V f_bottom = vf;  // F of segment sb (the band's last row in lane lb)
+    cell(s++);
+    V vmax_lo = vmax;  // segments 0 .. sb; vmax then holds the rest
+    vmax = vzero;
     for (; s < nvec; ++s) cell(s);
 
     // Lazy F with exact carries (see the comment at the top): usually the carry into lane l+1 is
@@ -150,11 +164,17 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       if (s == static_cast<std::size_t>(sb)) f_bottom = O::max(f_bottom, carry);
       const V h = O::max(h_old, carry);
       hc[s] = h;
-      vmax = O::max(vmax, h);
+      if (s <= static_cast<std::size_t>(sb)) {
+        vmax_lo = O::max(vmax_lo, h);
+      } else {
+        vmax = O::max(vmax, h);
+      }
       ev[s] = O::max(ev[s], O::subs(h, vopen));  // the next column's E sees the raised H
       carry = O::subs(carry, vgap);
       if (!O::any_gt(carry, O::subs(h_old, vopen))) break;
     }
+
+    vmax = O::max(O::bit_and(vmax_lo, keep_lo), O::bit_and(vmax, keep_hi));
 
     // The column's best cell when it can beat (or tie, from a lower row) the band's best.
     const auto* hct = reinterpret_cast<const T*>(hc);
@@ -164,8 +184,8 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       for (const T x : lane_values) col_max = std::max<std::int32_t>(col_max, x);
       if (O::saturating && col_max >= overflow_at) return {0, 0, 0, true};
       // The first row holding col_max (a tie only matters above the best's row): the lanes
-      // holding it anywhere (vmax's lanes are the column's lane maxima, so no pass over the
-      // column), then the first of their rows in lane order.
+      // holding it in a real row (vmax's lanes are the lane maxima over the real rows, so no pass
+      // over the column), then the first of their rows in lane order.
       const std::int64_t end = col_max > best ? rows : best_row;
       std::uint32_t hit = O::eq_mask(vmax, O::set1(col_max));
       bool found = false;
@@ -182,25 +202,6 @@ SwBandBest striped_band(const SwBand& b) noexcept {
             found = true;
             break;
           }
-        }
-      }
-      if (!found && col_max > best) {
-        // Only padding holds col_max: in narrow lanes the first padding row's diagonal is the
-        // band's last row, so in column 0 it may carry a left-face value above every real cell.
-        // Rare (later columns' padding stays below best); scan the real rows.
-        std::int32_t real_max = 0;
-        std::int64_t real_row = 0;
-        for (std::int64_t r = 0; r < rows; ++r) {
-          const std::int32_t x = hct[at(r)];
-          if (x > real_max) {
-            real_max = x;
-            real_row = r;
-          }
-        }
-        if (real_max > best || (real_max == best && real_max > 0 && real_row < best_row)) {
-          best = real_max;
-          best_row = real_row;
-          best_col = j;
         }
       }
     }

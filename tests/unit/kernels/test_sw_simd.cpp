@@ -279,6 +279,43 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
   }
 }
 
+// Rows that do not fill the lanes leave padding after the band's last row; a padding row's
+// diagonal is that row's H in the column to the left. A large H there (left face) must not hide
+// the real cells' best (the column maximum leaves padding out).
+TEST(SwSimd, padding_rows_never_hold_the_best_cell) {
+  std::mt19937_64 rng(37);
+  const auto& b = ScoreMatrix::blosum62();
+  const std::int32_t ninf = SwKernel::minus_infinity;
+  const GapCosts g{10, 1};
+  for (const exec::Index h : {9, 37, 50, 101}) {
+    for (const std::int32_t big : {200, 40000}) {
+      const exec::Index w = 40;
+      const auto qe = enc(b, random_seq(rng, protein, static_cast<std::size_t>(h)));
+      const auto te = enc(b, random_seq(rng, protein, static_cast<std::size_t>(w)));
+      const exec::Box<2> box{{1, 1}, {1 + h, 1 + w}};
+      std::vector<std::int32_t> in0(static_cast<std::size_t>(2 * w + 1), 0),
+          in1(static_cast<std::size_t>(2 * h), ninf);
+      std::fill(in0.begin() + w + 1, in0.end(), ninf);
+      for (exec::Index r = 0; r < h; ++r)
+        in1[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(rng() % 6);
+      in1[static_cast<std::size_t>(h - 1)] = big;
+      const exec::FaceSet<const std::int32_t, 2> in{std::span<const std::int32_t>(in0),
+                                                    std::span<const std::int32_t>(in1)};
+      std::vector<std::int32_t> ref0(in0.size()), ref1(in1.size());
+      const auto scalar = *SwKernel::make(b, qe, te, g, SwOptions{SwIsa::scalar, 8});
+      const SwResult ref = scalar.compute_tile(box, in, {std::span(ref0), std::span(ref1)});
+      for (const Path& p : paths()) {
+        const auto k = *SwKernel::make(b, qe, te, g, SwOptions{p.isa, p.min_bits});
+        std::vector<std::int32_t> out0(in0.size()), out1(in1.size());
+        const SwResult r = k.compute_tile(box, in, {std::span(out0), std::span(out1)});
+        ASSERT_EQ(r, ref) << name(p) << " rows " << h << " left face " << big;
+        ASSERT_EQ(out0, ref0) << name(p) << " rows " << h << " left face " << big;
+        ASSERT_EQ(out1, ref1) << name(p) << " rows " << h << " left face " << big;
+      }
+    }
+  }
+}
+
 TEST(SwSimd, make_refuses_an_isa_the_cpu_lacks) {
   const std::vector<std::uint8_t> one{0};
   for (const SwIsa isa : {SwIsa::sse41, SwIsa::avx2}) {
