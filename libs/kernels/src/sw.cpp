@@ -152,6 +152,11 @@ Expected<SwKernel> SwKernel::make(const ScoreMatrix& matrix, std::span<const std
     return fail(Errc::invalid_argument,
                 fmt::format("sw: SIMD lanes of {} bits (choose 8, 16 or 32)", options.min_bits));
   }
+  if (options.band_rows != 0 && options.band_rows < 8) {
+    return fail(Errc::invalid_argument,
+                fmt::format("sw: SIMD bands of {} rows (choose 0 for auto, or at least 8)",
+                            options.band_rows));
+  }
   const SwIsa isa = options.isa.value_or(best_sw_isa());
   if (!sw_isa_supported(isa)) {
     return fail(
@@ -166,6 +171,10 @@ Expected<SwKernel> SwKernel::make(const ScoreMatrix& matrix, std::span<const std
   const bool fits8 = gaps.open <= 127 && gaps.extend <= 127 &&
                      std::all_of(sc.begin(), sc.end(), [](int x) { return x >= -127 && x <= 127; });
   k.min_bits_ = options.min_bits == 8 && !fits8 ? 16 : options.min_bits;
+  k.bias_ = std::max(0, -*std::min_element(sc.begin(), sc.end()));
+  const std::int64_t vector_bytes = isa == SwIsa::avx2 ? 32 : 16;
+  k.band_rows_ =
+      options.band_rows != 0 ? options.band_rows : band_vectors * vector_bytes / (k.min_bits_ / 8);
   return k;
 }
 
@@ -235,6 +244,13 @@ void scalar_rows(const Tile& k, exec::Index r, exec::Index r_end, SwResult& best
   }
 }
 
+// Out-faces carry max(E, 0) and max(F, 0) whatever the path (narrow lanes floor them; see sw.hpp).
+void clamp_gap_faces(const Tile& k, exec::Index h) noexcept {
+  const auto floor0 = [](std::int32_t x) { return std::max(x, 0); };
+  std::transform(k.frow, k.frow + k.w, k.frow, floor0);
+  std::transform(k.e_right, k.e_right + h, k.e_right, floor0);
+}
+
 #ifdef TP_SW_SIMD
 // Whether every face value the band reads is at most `limit`.
 bool faces_fit(const detail::SwBand& b, std::int32_t limit) noexcept {
@@ -259,7 +275,8 @@ detail::SwBandBest run_band(SwIsa isa, int min_bits, detail::SwBand band) noexce
   const bool avx2 = isa == SwIsa::avx2;
   const Fn narrow[2] = {avx2 ? detail::sw_band_avx2_8 : detail::sw_band_sse41_8,
                         avx2 ? detail::sw_band_avx2_16 : detail::sw_band_sse41_16};
-  const std::int32_t limit[2] = {detail::band8_input_limit, detail::band16_input_limit};
+  const std::int32_t limit[2] = {detail::band_input_limit(8, band.bias),
+                                 detail::band_input_limit(16, band.bias)};
   const auto w = static_cast<std::size_t>(band.w);
   bool saved = false;
   for (int n = min_bits == 8 ? 0 : min_bits == 16 ? 1 : 2; n < 2; ++n) {
@@ -310,10 +327,11 @@ SwResult SwKernel::compute_tile(const exec::Box<2>& box,
   constexpr exec::Index min_simd_rows = 8, min_simd_cols = 16;
   if (isa_ == SwIsa::scalar || h < min_simd_rows || w < min_simd_cols) {
     scalar_rows(k, 0, h, best);
+    clamp_gap_faces(k, h);
     return best;
   }
-  for (exec::Index r = 0; r < h; r += band_rows) {
-    const exec::Index rows = std::min(band_rows, h - r);
+  for (exec::Index r = 0; r < h; r += band_rows_) {
+    const exec::Index rows = std::min(band_rows_, h - r);
     if (rows < min_simd_rows) {
       scalar_rows(k, r, h, best);
       break;
@@ -333,6 +351,7 @@ SwResult SwKernel::compute_tile(const exec::Box<2>& box,
                         w,
                         id_,
                         static_cast<int>(k.alphabet),
+                        bias_,
                         gaps_.open,
                         gaps_.extend};
     const detail::SwBandBest b = run_band(isa_, min_bits_, band);
@@ -341,6 +360,7 @@ SwResult SwKernel::compute_tile(const exec::Box<2>& box,
 #else
   scalar_rows(k, 0, h, best);
 #endif
+  clamp_gap_faces(k, h);
   return best;
 }
 

@@ -1,5 +1,5 @@
-// sw striped bands in AVX2 lanes: 32 x int8 and 16 x int16 (saturating, overflow reported), 8 x
-// int32.
+// sw striped bands in AVX2 lanes: 32 x uint8 and 16 x uint16 (scores floored at 0, saturating,
+// overflow reported), 8 x int32.
 #include <tilepipe/kernels/sw.hpp>
 
 #include <algorithm>
@@ -17,19 +17,22 @@
 namespace tp::kernels::detail {
 namespace {
 
-// 32 lanes of int8: saturating arithmetic, so a score that does not fit shows as INT8_MAX.
-struct Avx2I8 {
+// 32 lanes of uint8: unsigned saturating arithmetic floors every value at 0 (the local alignment's
+// floor) and shows a score that does not fit as UINT8_MAX.
+struct Avx2U8 {
   using V = __m256i;
-  using T = std::int8_t;
+  using T = std::uint8_t;
   static constexpr int lanes = 32;
   static constexpr bool saturating = true;
-  static constexpr T neg_inf = std::numeric_limits<T>::min();
+  static constexpr T neg_inf = 0;
   static V set1(std::int32_t x) noexcept { return _mm256_set1_epi8(static_cast<char>(x)); }
-  static V adds(V a, V b) noexcept { return _mm256_adds_epi8(a, b); }
-  static V subs(V a, V b) noexcept { return _mm256_subs_epi8(a, b); }
-  static V max(V a, V b) noexcept { return _mm256_max_epi8(a, b); }
+  static V adds(V a, V b) noexcept { return _mm256_adds_epu8(a, b); }
+  static V subs(V a, V b) noexcept { return _mm256_subs_epu8(a, b); }
+  static V max(V a, V b) noexcept { return _mm256_max_epu8(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm256_and_si256(a, b); }
+  // Some lane of a above b's: max(a, b) differs from b there.
   static bool any_gt(V a, V b) noexcept {
-    return _mm256_movemask_epi8(_mm256_cmpgt_epi8(a, b)) != 0;
+    return _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(a, b), b)) != -1;
   }
   // One bit per byte of the lanes equal in a and b.
   static std::uint32_t eq_mask(V a, V b) noexcept {
@@ -37,25 +40,28 @@ struct Avx2I8 {
   }
   static V shift_in(V a, T x) noexcept {
     const V low_to_high = _mm256_permute2x128_si256(a, a, 0x08);
-    return _mm256_insert_epi8(_mm256_alignr_epi8(a, low_to_high, 15), x, 0);
+    return _mm256_insert_epi8(_mm256_alignr_epi8(a, low_to_high, 15), static_cast<char>(x), 0);
   }
   static void store(T* p, V v) noexcept { _mm256_store_si256(reinterpret_cast<V*>(p), v); }
   static V load(const T* p) noexcept { return _mm256_load_si256(reinterpret_cast<const V*>(p)); }
 };
 
-// 16 lanes of int16: saturating arithmetic, so a score that does not fit shows as INT16_MAX.
-struct Avx2I16 {
+// 16 lanes of uint16: unsigned saturating arithmetic floors every value at 0 and shows a score
+// that does not fit as UINT16_MAX.
+struct Avx2U16 {
   using V = __m256i;
-  using T = std::int16_t;
+  using T = std::uint16_t;
   static constexpr int lanes = 16;
   static constexpr bool saturating = true;
-  static constexpr T neg_inf = std::numeric_limits<T>::min();
+  static constexpr T neg_inf = 0;
   static V set1(std::int32_t x) noexcept { return _mm256_set1_epi16(static_cast<short>(x)); }
-  static V adds(V a, V b) noexcept { return _mm256_adds_epi16(a, b); }
-  static V subs(V a, V b) noexcept { return _mm256_subs_epi16(a, b); }
-  static V max(V a, V b) noexcept { return _mm256_max_epi16(a, b); }
+  static V adds(V a, V b) noexcept { return _mm256_adds_epu16(a, b); }
+  static V subs(V a, V b) noexcept { return _mm256_subs_epu16(a, b); }
+  static V max(V a, V b) noexcept { return _mm256_max_epu16(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm256_and_si256(a, b); }
+  // Some lane of a above b's: max(a, b) differs from b there.
   static bool any_gt(V a, V b) noexcept {
-    return _mm256_movemask_epi8(_mm256_cmpgt_epi16(a, b)) != 0;
+    return _mm256_movemask_epi8(_mm256_cmpeq_epi16(_mm256_max_epu16(a, b), b)) != -1;
   }
   // One bit per byte of the lanes equal in a and b.
   static std::uint32_t eq_mask(V a, V b) noexcept {
@@ -64,7 +70,7 @@ struct Avx2I16 {
   // Lane l gets lane l-1 of a, lane 0 gets x (the byte shift crosses the 128-bit halves).
   static V shift_in(V a, T x) noexcept {
     const V low_to_high = _mm256_permute2x128_si256(a, a, 0x08);
-    return _mm256_insert_epi16(_mm256_alignr_epi8(a, low_to_high, 14), x, 0);
+    return _mm256_insert_epi16(_mm256_alignr_epi8(a, low_to_high, 14), static_cast<short>(x), 0);
   }
   static void store(T* p, V v) noexcept { _mm256_store_si256(reinterpret_cast<V*>(p), v); }
   static V load(const T* p) noexcept { return _mm256_load_si256(reinterpret_cast<const V*>(p)); }
@@ -81,6 +87,7 @@ struct Avx2I32 {
   static V adds(V a, V b) noexcept { return _mm256_add_epi32(a, b); }
   static V subs(V a, V b) noexcept { return _mm256_sub_epi32(a, b); }
   static V max(V a, V b) noexcept { return _mm256_max_epi32(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm256_and_si256(a, b); }
   static bool any_gt(V a, V b) noexcept {
     return _mm256_movemask_epi8(_mm256_cmpgt_epi32(a, b)) != 0;
   }
@@ -101,10 +108,10 @@ struct Avx2I32 {
 }  // namespace
 
 SwBandBest sw_band_avx2_8(const SwBand& b) noexcept {
-  return striped_band<Avx2I8>(b);
+  return striped_band<Avx2U8>(b);
 }
 SwBandBest sw_band_avx2_16(const SwBand& b) noexcept {
-  return striped_band<Avx2I16>(b);
+  return striped_band<Avx2U16>(b);
 }
 SwBandBest sw_band_avx2_32(const SwBand& b) noexcept {
   return striped_band<Avx2I32>(b);

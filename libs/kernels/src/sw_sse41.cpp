@@ -1,5 +1,5 @@
-// sw striped bands in SSE4.1 lanes: 16 x int8 and 8 x int16 (saturating, overflow reported), 4 x
-// int32.
+// sw striped bands in SSE4.1 lanes: 16 x uint8 and 8 x uint16 (scores floored at 0, saturating,
+// overflow reported), 4 x int32.
 #include <tilepipe/kernels/sw.hpp>
 
 #include <algorithm>
@@ -17,44 +17,58 @@
 namespace tp::kernels::detail {
 namespace {
 
-// 16 lanes of int8: saturating arithmetic, so a score that does not fit shows as INT8_MAX.
-struct Sse41I8 {
+// 16 lanes of uint8: unsigned saturating arithmetic floors every value at 0 (the local alignment's
+// floor) and shows a score that does not fit as UINT8_MAX.
+struct Sse41U8 {
   using V = __m128i;
-  using T = std::int8_t;
+  using T = std::uint8_t;
   static constexpr int lanes = 16;
   static constexpr bool saturating = true;
-  static constexpr T neg_inf = std::numeric_limits<T>::min();
+  static constexpr T neg_inf = 0;
   static V set1(std::int32_t x) noexcept { return _mm_set1_epi8(static_cast<char>(x)); }
-  static V adds(V a, V b) noexcept { return _mm_adds_epi8(a, b); }
-  static V subs(V a, V b) noexcept { return _mm_subs_epi8(a, b); }
-  static V max(V a, V b) noexcept { return _mm_max_epi8(a, b); }
-  static bool any_gt(V a, V b) noexcept { return _mm_movemask_epi8(_mm_cmpgt_epi8(a, b)) != 0; }
+  static V adds(V a, V b) noexcept { return _mm_adds_epu8(a, b); }
+  static V subs(V a, V b) noexcept { return _mm_subs_epu8(a, b); }
+  static V max(V a, V b) noexcept { return _mm_max_epu8(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm_and_si128(a, b); }
+  // Some lane of a above b's: max(a, b) differs from b there.
+  static bool any_gt(V a, V b) noexcept {
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(a, b), b)) != 0xffff;
+  }
   // One bit per byte of the lanes equal in a and b.
   static std::uint32_t eq_mask(V a, V b) noexcept {
     return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)));
   }
-  static V shift_in(V a, T x) noexcept { return _mm_insert_epi8(_mm_slli_si128(a, 1), x, 0); }
+  static V shift_in(V a, T x) noexcept {
+    return _mm_insert_epi8(_mm_slli_si128(a, 1), static_cast<char>(x), 0);
+  }
   static void store(T* p, V v) noexcept { _mm_store_si128(reinterpret_cast<V*>(p), v); }
   static V load(const T* p) noexcept { return _mm_load_si128(reinterpret_cast<const V*>(p)); }
 };
 
-// 8 lanes of int16: saturating arithmetic, so a score that does not fit shows as INT16_MAX.
-struct Sse41I16 {
+// 8 lanes of uint16: unsigned saturating arithmetic floors every value at 0 and shows a score
+// that does not fit as UINT16_MAX.
+struct Sse41U16 {
   using V = __m128i;
-  using T = std::int16_t;
+  using T = std::uint16_t;
   static constexpr int lanes = 8;
   static constexpr bool saturating = true;
-  static constexpr T neg_inf = std::numeric_limits<T>::min();
+  static constexpr T neg_inf = 0;
   static V set1(std::int32_t x) noexcept { return _mm_set1_epi16(static_cast<short>(x)); }
-  static V adds(V a, V b) noexcept { return _mm_adds_epi16(a, b); }
-  static V subs(V a, V b) noexcept { return _mm_subs_epi16(a, b); }
-  static V max(V a, V b) noexcept { return _mm_max_epi16(a, b); }
-  static bool any_gt(V a, V b) noexcept { return _mm_movemask_epi8(_mm_cmpgt_epi16(a, b)) != 0; }
+  static V adds(V a, V b) noexcept { return _mm_adds_epu16(a, b); }
+  static V subs(V a, V b) noexcept { return _mm_subs_epu16(a, b); }
+  static V max(V a, V b) noexcept { return _mm_max_epu16(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm_and_si128(a, b); }
+  // Some lane of a above b's: max(a, b) differs from b there.
+  static bool any_gt(V a, V b) noexcept {
+    return _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_max_epu16(a, b), b)) != 0xffff;
+  }
   // One bit per byte of the lanes equal in a and b.
   static std::uint32_t eq_mask(V a, V b) noexcept {
     return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi16(a, b)));
   }
-  static V shift_in(V a, T x) noexcept { return _mm_insert_epi16(_mm_slli_si128(a, 2), x, 0); }
+  static V shift_in(V a, T x) noexcept {
+    return _mm_insert_epi16(_mm_slli_si128(a, 2), static_cast<short>(x), 0);
+  }
   static void store(T* p, V v) noexcept { _mm_store_si128(reinterpret_cast<V*>(p), v); }
   static V load(const T* p) noexcept { return _mm_load_si128(reinterpret_cast<const V*>(p)); }
 };
@@ -70,6 +84,7 @@ struct Sse41I32 {
   static V adds(V a, V b) noexcept { return _mm_add_epi32(a, b); }
   static V subs(V a, V b) noexcept { return _mm_sub_epi32(a, b); }
   static V max(V a, V b) noexcept { return _mm_max_epi32(a, b); }
+  static V bit_and(V a, V b) noexcept { return _mm_and_si128(a, b); }
   static bool any_gt(V a, V b) noexcept { return _mm_movemask_epi8(_mm_cmpgt_epi32(a, b)) != 0; }
   // One bit per byte of the lanes equal in a and b.
   static std::uint32_t eq_mask(V a, V b) noexcept {
@@ -85,10 +100,10 @@ struct Sse41I32 {
 }  // namespace
 
 SwBandBest sw_band_sse41_8(const SwBand& b) noexcept {
-  return striped_band<Sse41I8>(b);
+  return striped_band<Sse41U8>(b);
 }
 SwBandBest sw_band_sse41_16(const SwBand& b) noexcept {
-  return striped_band<Sse41I16>(b);
+  return striped_band<Sse41U16>(b);
 }
 SwBandBest sw_band_sse41_32(const SwBand& b) noexcept {
   return striped_band<Sse41I32>(b);

@@ -25,12 +25,14 @@ struct SwBand {
   std::int64_t w;
   std::uint64_t kernel_id;  ///< unique per SwKernel::make: keys the per-thread profile cache
   int alphabet;
+  std::int32_t bias;  ///< narrow lanes: -(the matrix's least entry), at least 0
   std::int32_t open;
   std::int32_t extend;
 };
 
 /// A band's best cell (0-based row and column in the band; score 0 when none is positive), or
 /// overflow: an 8-bit or 16-bit band met a score it cannot hold (its outputs are then garbage).
+/// E and F in the outputs are max(E, 0) and max(F, 0) in narrow lanes (see sw_striped_body.hpp).
 struct SwBandBest {
   std::int32_t score = 0;
   std::int64_t row = 0;
@@ -38,10 +40,11 @@ struct SwBandBest {
   bool overflow = false;
 };
 
-/// The largest face value an 8-bit or 16-bit band accepts (a cell reaching the lane's maximum
-/// signals overflow).
-constexpr std::int32_t band8_input_limit = 126;
-constexpr std::int32_t band16_input_limit = 32766;
+/// The largest face value an unsigned 8-bit or 16-bit band accepts with a matrix of this bias (a
+/// cell reaching the lane's maximum - bias signals overflow).
+constexpr std::int32_t band_input_limit(int bits, std::int32_t bias) noexcept {
+  return (bits == 8 ? 255 : 65535) - bias - 1;
+}
 
 /// 64-byte aligned per-thread scratch of at least `bytes` (valid until the thread's next call).
 void* sw_scratch(std::size_t bytes);

@@ -7,7 +7,18 @@
 // rows; vector s holds rows s, seg + s, ..., (L-1) seg + s. One column at a time, vector by
 // vector, the recurrence of docs/kernels.md runs in every lane; F crosses from the end of lane
 // l to the start of lane l+1 only in the lazy-F pass after the column. Rows past `rows` (padding
-// at the end of the last lanes) score neg_inf against every residue; nothing real reads them.
+// at the end of the last lanes) score the least profile value; nothing real reads them, and the
+// column maximum masks them out.
+//
+// Narrow lanes (8 and 16 bits, O::saturating) hold max(x, 0) of every H, E and F in unsigned
+// saturating arithmetic (as SWIPE and parasail do): subtracting a gap cost floors at 0 by itself,
+// so H = max(diag + s - 0, E, F) needs no max with 0, and a lane holds scores up to its unsigned
+// maximum. The profile holds s + bias (bias = -the matrix's least entry), so diag + s is
+// subs(adds(diag, s + bias), bias): it saturates only when diag + s + bias reaches the maximum,
+// so a cell of max - bias or more reports overflow. Exact for H: floor(x) = max(x, 0) commutes
+// with max and with subtracting a cost c >= 0 (floor(x - c) = floor(floor(x) - c)), and a
+// negative E or F never wins H's max with 0. Faces therefore carry max(E, 0) and max(F, 0) (every
+// path clamps them alike, sw.cpp).
 
 // Lazy F (Farrar's correction, with exact carries). Let g = min(open, extend). A carry C into a
 // row raises its H and F to at least C and adds at most C - g to the next row (C - open from the
@@ -17,20 +28,16 @@
 // lane. It may stop early: the main pass left F(s+1) >= H(s) - open in every lane, so once
 // C - g <= H_old(s) - open in every lane nothing below changes.
 
+// A face value in the lane type: floored at 0 in narrow lanes (the caller checked the top).
 template <class O>
 [[gnu::always_inline]] inline typename O::T narrow(std::int32_t x) noexcept {
   using T = typename O::T;
-  return x < O::neg_inf ? O::neg_inf : static_cast<T>(x);
+  return x < std::int32_t{O::neg_inf} ? O::neg_inf : static_cast<T>(x);
 }
 
 template <class O>
 [[gnu::always_inline]] inline std::int32_t widen(typename O::T x) noexcept {
-  if constexpr (O::saturating) {
-    // A saturated minimum stands for minus infinity; give it the 32-bit kernel's value.
-    return x == O::neg_inf ? tp::kernels::SwKernel::minus_infinity : x;
-  } else {
-    return x;
-  }
+  return static_cast<std::int32_t>(x);
 }
 
 template <class O>
@@ -53,13 +60,16 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     return static_cast<std::size_t>((r % seg) * L + r / seg);
   };
 
-  // The query profile of the band: prof[a] holds the striped scores of residue a.
+  // The query profile of the band: prof[a] holds the striped scores of residue a (plus the bias in
+  // narrow lanes).
+  const std::int32_t bias = O::saturating ? b.bias : 0;
   auto* pt = reinterpret_cast<T*>(prof);
   for (std::size_t a = 0; fresh && a < alphabet; ++a) {
     T* p = pt + a * nvec * L;
     for (std::int64_t l = 0, r = 0; l < L; ++l) {
       for (std::int64_t v = 0; v < seg; ++v, ++r) {
-        p[v * L + l] = r < rows ? static_cast<T>(b.scores[b.q[r] * alphabet + a]) : O::neg_inf;
+        p[v * L + l] =
+            r < rows ? static_cast<T>(b.scores[b.q[r] * alphabet + a] + bias) : O::neg_inf;
       }
     }
   }
@@ -75,6 +85,9 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   }
 
   const V vopen = O::set1(b.open), vext = O::set1(b.extend), vzero = O::set1(0);
+  const V vbias = O::set1(bias);
+  // Narrow lanes: the least H that may have saturated (see the top of this file).
+  const std::int32_t overflow_at = std::numeric_limits<T>::max() - bias;
   const V vgap = O::set1(std::min(b.open, b.extend)), vneg = O::set1(O::neg_inf);
   // What a carry loses crossing a whole lane (seg rows), saturated to the lane type.
   const std::int64_t lane_gap = seg * std::min(b.open, b.extend);
@@ -87,6 +100,16 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   std::int64_t best_row = 0, best_col = 0;
   std::int32_t corner = b.top_h[0];
   alignas(64) T lane_values[L];
+  // The lanes of real rows in segments up to sb (lanes 0 .. lb) and past it (lanes 0 .. lb-1):
+  // the column maximum leaves padding out (in narrow lanes a padding row's diagonal is the row
+  // above it, so padding may hold a value above every real cell of the column).
+  const auto lanes_up_to = [&lane_values](std::size_t last) {
+    for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
+      lane_values[l] = l < last ? static_cast<T>(~std::uint64_t{0}) : T{0};
+    }
+    return O::load(lane_values);
+  };
+  const V keep_lo = lanes_up_to(lb + 1), keep_hi = lanes_up_to(lb);
 
   for (std::int64_t j = 0; j < b.w; ++j) {
     // Read column j's top values before the bottom face (which may alias them) is written.
@@ -102,7 +125,12 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     // subtraction and one max (the other terms of H are taken first).
     const auto cell = [&](std::size_t s) __attribute__((always_inline)) {
       const V e = ev[s];
-      const V h = O::max(O::max(O::max(O::adds(vdiag, pr[s]), vzero), e), vf);
+      V h;
+      if constexpr (O::saturating) {
+        h = O::max(O::max(O::subs(O::adds(vdiag, pr[s]), vbias), e), vf);
+      } else {
+        h = O::max(O::max(O::max(O::adds(vdiag, pr[s]), vzero), e), vf);
+      }
       hc[s] = h;
       vmax = O::max(vmax, h);
       const V h_open = O::subs(h, vopen);
@@ -113,6 +141,9 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     std::size_t s = 0;
     for (; s < static_cast<std::size_t>(sb); ++s) cell(s);
     V f_bottom = vf;  // F of segment sb (the band's last row in lane lb)
+    cell(s++);
+    V vmax_lo = vmax;  // segments 0 .. sb; vmax then holds the rest
+    vmax = vzero;
     for (; s < nvec; ++s) cell(s);
 
     // Lazy F with exact carries (see the comment at the top): usually the carry into lane l+1 is
@@ -133,11 +164,17 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       if (s == static_cast<std::size_t>(sb)) f_bottom = O::max(f_bottom, carry);
       const V h = O::max(h_old, carry);
       hc[s] = h;
-      vmax = O::max(vmax, h);
+      if (s <= static_cast<std::size_t>(sb)) {
+        vmax_lo = O::max(vmax_lo, h);
+      } else {
+        vmax = O::max(vmax, h);
+      }
       ev[s] = O::max(ev[s], O::subs(h, vopen));  // the next column's E sees the raised H
       carry = O::subs(carry, vgap);
       if (!O::any_gt(carry, O::subs(h_old, vopen))) break;
     }
+
+    vmax = O::max(O::bit_and(vmax_lo, keep_lo), O::bit_and(vmax, keep_hi));
 
     // The column's best cell when it can beat (or tie, from a lower row) the band's best.
     const auto* hct = reinterpret_cast<const T*>(hc);
@@ -145,13 +182,12 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       O::store(lane_values, vmax);
       std::int32_t col_max = 0;
       for (const T x : lane_values) col_max = std::max<std::int32_t>(col_max, x);
-      if (O::saturating && col_max >= std::numeric_limits<T>::max()) return {0, 0, 0, true};
+      if (O::saturating && col_max >= overflow_at) return {0, 0, 0, true};
       // The first row holding col_max (a tie only matters above the best's row): the lanes
-      // holding it anywhere, then the first of their rows in lane order.
+      // holding it in a real row (vmax's lanes are the lane maxima over the real rows, so no pass
+      // over the column), then the first of their rows in lane order.
       const std::int64_t end = col_max > best ? rows : best_row;
-      const V vcol = O::set1(col_max);
-      std::uint32_t hit = 0;
-      for (std::size_t v = 0; v < nvec; ++v) hit |= O::eq_mask(hc[v], vcol);
+      std::uint32_t hit = O::eq_mask(vmax, O::set1(col_max));
       bool found = false;
       while (hit != 0 && !found) {
         const auto l = static_cast<std::int64_t>(__builtin_ctz(hit) / sizeof(T));

@@ -4,6 +4,7 @@
 
 #include "naive_sw.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -71,8 +72,8 @@ std::string mutate(std::mt19937_64& rng, const std::string& s, const std::string
 
 SwResult run(const ScoreMatrix& m, const std::vector<std::uint8_t>& q,
              const std::vector<std::uint8_t>& t, GapCosts g, const Path& p, exec::Point<2> tile,
-             int threads) {
-  auto k = SwKernel::make(m, q, t, g, SwOptions{p.isa, p.min_bits});
+             int threads, std::int64_t band_rows = 0) {
+  auto k = SwKernel::make(m, q, t, g, SwOptions{p.isa, p.min_bits, band_rows});
   EXPECT_TRUE(k.has_value());
   EXPECT_EQ(k->isa(), p.isa);
   auto tiling = exec::RectTiling<2>::make(k->space(), tile);
@@ -142,8 +143,9 @@ TEST(SwSimd, ties_take_the_first_cell_in_row_major_order) {
   }
 }
 
-TEST(SwSimd, scores_beyond_16_bits_retry_in_32_bit_lanes) {
-  // W/W scores 11 and C/C 9: 3150 residues of mostly W score above 32767 when aligned.
+TEST(SwSimd, scores_above_32767_stay_in_unsigned_16_bit_lanes) {
+  // W/W scores 11 and C/C 9: 3150 residues of mostly W score above 32767 (the signed 16-bit
+  // limit) and below 65531 (the unsigned one, 65535 - BLOSUM62's bias 4) when aligned.
   std::mt19937_64 rng(16);
   const auto& b = ScoreMatrix::blosum62();
   const std::string q = random_seq(rng, "WWWWWWWWWC", 3150);
@@ -152,33 +154,88 @@ TEST(SwSimd, scores_beyond_16_bits_retry_in_32_bit_lanes) {
   const GapCosts g{10, 1};
   const SwResult ref = sw_sequential(b, qe, te, g);
   ASSERT_GT(ref.score, 32767);
+  ASSERT_LT(ref.score, 65531);
   for (const Path& p : paths()) {
-    if (p.isa == SwIsa::scalar || p.min_bits == 32) continue;  // nothing to overflow
-    // Tiles where the scores pass 32767 overflow inside a band; the tiles after them receive
-    // faces beyond 16 bits.
     ASSERT_EQ(run(b, qe, te, g, p, {700, 900}, 2), ref) << name(p);
   }
 }
 
+// A two-letter matrix with large scores: short pairs pass the 8-bit and 16-bit lane limits.
+ScoreMatrix big_matrix(int match, int mismatch) {
+  auto m =
+      ScoreMatrix::parse(fmt::format("   A  C\nA {0} {1}\nC {1} {0}\n", match, mismatch), "big");
+  EXPECT_TRUE(m.has_value());
+  return *m;
+}
+
+TEST(SwSimd, scores_at_the_narrow_lane_limits_overflow_into_wider_lanes) {
+  // Identical pairs score length x match. 8 bits (EDNAFULL, bias 4): a cell of 251 or more
+  // overflows, so lengths 48-52 (240-260) fall on both sides; 16 bits (match 1000, bias 999):
+  // 64536 or more overflows, so lengths 63-66 (63000-66000) do. Each overflow is redone in wider
+  // lanes, in tiles that hold the whole pair and in tiles whose in-faces pass the limit.
+  const auto& d = ScoreMatrix::ednafull();
+  const ScoreMatrix big = big_matrix(1000, -999);
+  std::mt19937_64 rng(255);
+  struct Case {
+    const ScoreMatrix* m;
+    std::string letters;
+    std::size_t from, to;
+  };
+  for (const Case& c : {Case{&d, "ACGT", 48, 52}, Case{&big, "AC", 63, 66}}) {
+    for (std::size_t len = c.from; len <= c.to; ++len) {
+      const std::string q = random_seq(rng, c.letters, len);
+      const std::string t = random_seq(rng, c.letters, 20) + q + random_seq(rng, c.letters, 7);
+      const auto qe = enc(*c.m, q), te = enc(*c.m, t);
+      const SwResult ref = sw_sequential(*c.m, qe, te, GapCosts{10, 1});
+      ASSERT_EQ(ref.score, static_cast<std::int32_t>(len) * c.m->max_score());
+      for (const Path& p : paths()) {
+        for (const exec::Point<2> tile : {exec::Point<2>{100, 100}, exec::Point<2>{9, 17}}) {
+          ASSERT_EQ(run(*c.m, qe, te, GapCosts{10, 1}, p, tile, 1), ref)
+              << name(p) << " length " << len << " tile " << tile[0] << "x" << tile[1];
+        }
+      }
+    }
+  }
+}
+
 TEST(SwSimd, tiles_taller_than_a_band_carry_faces_between_bands) {
-  // The alignment crosses row SwKernel::band_rows, where one band hands H and F to the next.
+  // The alignment crosses row 700, where one band of 700 rows hands H and F to the next; bands of
+  // 461 rows leave a last band of 8 rows, bands of 100 rows cut it many times.
   std::mt19937_64 rng(8192);
   const auto& b = ScoreMatrix::blosum62();
   const std::string core = random_seq(rng, protein, 240);
-  const auto pre = static_cast<std::size_t>(SwKernel::band_rows) - 100;
-  const std::string q = random_seq(rng, protein, pre) + core + random_seq(rng, protein, 90);
+  const std::string q = random_seq(rng, protein, 600) + core + random_seq(rng, protein, 90);
   const std::string t =
       random_seq(rng, protein, 60) + mutate(rng, core, protein, 30) + random_seq(rng, protein, 40);
   const auto qe = enc(b, q), te = enc(b, t);
   for (const GapCosts g : {GapCosts{10, 1}, GapCosts{4, 6}}) {
     const SwResult ref = sw_sequential(b, qe, te, g);
-    ASSERT_GT(ref.end_query, SwKernel::band_rows);
+    ASSERT_GT(ref.end_query, 700);
     for (const Path& p : paths()) {
-      const exec::Point<2> tile =
-          g.open == 10 ? exec::Point<2>{9000, 400} : exec::Point<2>{8500, 77};
-      ASSERT_EQ(run(b, qe, te, g, p, tile, 2), ref) << name(p) << " " << tile[0] << "x" << tile[1];
+      for (const std::int64_t band : {700, 461, 100}) {
+        const exec::Point<2> tile =
+            g.open == 10 ? exec::Point<2>{9000, 400} : exec::Point<2>{850, 77};
+        ASSERT_EQ(run(b, qe, te, g, p, tile, 2, band), ref)
+            << name(p) << " " << tile[0] << "x" << tile[1] << " bands of " << band;
+      }
     }
   }
+}
+
+TEST(SwSimd, bands_default_to_band_vectors_of_the_first_lanes) {
+  const std::vector<std::uint8_t> one{0};
+  const auto& b = ScoreMatrix::blosum62();
+  for (const Path& p : paths()) {
+    if (p.isa == SwIsa::scalar) continue;
+    const auto k = SwKernel::make(b, one, one, {}, SwOptions{p.isa, p.min_bits});
+    ASSERT_TRUE(k.has_value());
+    const std::int64_t lanes = (p.isa == SwIsa::avx2 ? 256 : 128) / p.min_bits;
+    EXPECT_EQ(k->band_rows(), SwKernel::band_vectors * lanes) << name(p);
+    EXPECT_EQ(SwKernel::make(b, one, one, {}, SwOptions{p.isa, p.min_bits, 8})->band_rows(), 8);
+  }
+  const auto bad = SwKernel::make(b, one, one, {}, SwOptions{{}, 8, 7});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "sw: SIMD bands of 7 rows (choose 0 for auto, or at least 8)");
 }
 
 // One tile from random in-faces: the out-faces and the result equal the scalar kernel's.
@@ -186,15 +243,16 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
   std::mt19937_64 rng(77);
   const auto& b = ScoreMatrix::blosum62();
   const std::int32_t ninf = SwKernel::minus_infinity;
-  for (int round = 0; round < 24; ++round) {
+  for (int round = 0; round < 30; ++round) {
     const exec::Index h = 8 + static_cast<exec::Index>(rng() % 90);
     const exec::Index w = 16 + static_cast<exec::Index>(rng() % 90);
     const auto qe = enc(b, random_seq(rng, protein, static_cast<std::size_t>(h) + 5));
     const auto te = enc(b, random_seq(rng, protein, static_cast<std::size_t>(w) + 7));
     const GapCosts g = round % 2 == 0 ? GapCosts{10, 1} : GapCosts{3, 4};
-    // Face values within 8 bits, within 16 bits, near the 16-bit limit, and beyond it.
-    const std::int32_t tops[] = {100, 900, 32700, 70000};
-    const std::int32_t top = tops[round % 4];
+    // Face values within 8 bits, at the 8-bit limit (250, BLOSUM62's bias 4), within 16 bits,
+    // near the signed and the unsigned 16-bit limits, and beyond them.
+    const std::int32_t tops[] = {100, 252, 900, 32800, 65500, 70000};
+    const std::int32_t top = tops[round % 6];
     const auto value = [&](bool gap) {
       if (gap && rng() % 4 == 0) return ninf;
       return static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(top)) -
@@ -217,6 +275,43 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
       ASSERT_EQ(r, ref) << name(p) << " round " << round;
       ASSERT_EQ(out0, ref0) << name(p) << " round " << round;
       ASSERT_EQ(out1, ref1) << name(p) << " round " << round;
+    }
+  }
+}
+
+// Rows that do not fill the lanes leave padding after the band's last row; a padding row's
+// diagonal is that row's H in the column to the left. A large H there (left face) must not hide
+// the real cells' best (the column maximum leaves padding out).
+TEST(SwSimd, padding_rows_never_hold_the_best_cell) {
+  std::mt19937_64 rng(37);
+  const auto& b = ScoreMatrix::blosum62();
+  const std::int32_t ninf = SwKernel::minus_infinity;
+  const GapCosts g{10, 1};
+  for (const exec::Index h : {9, 37, 50, 101}) {
+    for (const std::int32_t big : {200, 40000}) {
+      const exec::Index w = 40;
+      const auto qe = enc(b, random_seq(rng, protein, static_cast<std::size_t>(h)));
+      const auto te = enc(b, random_seq(rng, protein, static_cast<std::size_t>(w)));
+      const exec::Box<2> box{{1, 1}, {1 + h, 1 + w}};
+      std::vector<std::int32_t> in0(static_cast<std::size_t>(2 * w + 1), 0),
+          in1(static_cast<std::size_t>(2 * h), ninf);
+      std::fill(in0.begin() + w + 1, in0.end(), ninf);
+      for (exec::Index r = 0; r < h; ++r)
+        in1[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(rng() % 6);
+      in1[static_cast<std::size_t>(h - 1)] = big;
+      const exec::FaceSet<const std::int32_t, 2> in{std::span<const std::int32_t>(in0),
+                                                    std::span<const std::int32_t>(in1)};
+      std::vector<std::int32_t> ref0(in0.size()), ref1(in1.size());
+      const auto scalar = *SwKernel::make(b, qe, te, g, SwOptions{SwIsa::scalar, 8});
+      const SwResult ref = scalar.compute_tile(box, in, {std::span(ref0), std::span(ref1)});
+      for (const Path& p : paths()) {
+        const auto k = *SwKernel::make(b, qe, te, g, SwOptions{p.isa, p.min_bits});
+        std::vector<std::int32_t> out0(in0.size()), out1(in1.size());
+        const SwResult r = k.compute_tile(box, in, {std::span(out0), std::span(out1)});
+        ASSERT_EQ(r, ref) << name(p) << " rows " << h << " left face " << big;
+        ASSERT_EQ(out0, ref0) << name(p) << " rows " << h << " left face " << big;
+        ASSERT_EQ(out1, ref1) << name(p) << " rows " << h << " left face " << big;
+      }
     }
   }
 }

@@ -45,6 +45,9 @@ struct SwOptions {
   /// input faces do not fit is redone in the next wider lanes (8 bits only where the matrix and
   /// the gap costs fit in [-127, 127]).
   int min_bits = 8;
+  /// SIMD only: rows of a band (0, or at least 8); 0: SwKernel::band_vectors vectors of the
+  /// lanes tried first (32768 rows in AVX2's 8-bit lanes, 16384 in its 16-bit ones).
+  std::int64_t band_rows = 0;
 };
 
 /// The best local alignment score and where it ends (1-based query and target positions; both 0
@@ -71,9 +74,12 @@ constexpr SwResult better(const SwResult& a, const SwResult& b) noexcept {
 ///     E[r0 .. r1-1][c0-1]  (h = r1 - r0)
 /// E is the gap along the target (horizontal), F along the query (vertical). The kernel keeps
 /// references to the matrix and the encoded sequences; they must outlive it.
+/// Out-faces hold max(E, 0) and max(F, 0) (every path alike): exact for H, since a negative gap
+/// score never wins H's max with 0; in-faces may hold either.
 /// SIMD tiles (SwOptions): Farrar's striped layout, query rows across lanes, in bands of at most
-/// band_rows rows; 8-bit, then 16-bit lanes with a retry in wider lanes of a band that overflows.
-/// Faces stay int32.
+/// band_rows() rows; unsigned 8-bit, then 16-bit lanes (scores floored at 0, up to 255 or 65535
+/// minus the matrix's bias) with a retry in wider lanes of a band that overflows. Faces stay
+/// int32.
 class SwKernel {
  public:
   static constexpr int dims = 2;
@@ -85,11 +91,14 @@ class SwKernel {
   /// subtracting gap costs cannot overflow.
   static constexpr std::int32_t minus_infinity = std::numeric_limits<std::int32_t>::min() / 4;
 
-  /// Rows of a SIMD band (the striped column buffers stay in the L1/L2 caches).
-  static constexpr std::int64_t band_rows = 4096;
+  /// Vectors of a SIMD band by default: each column pays a fixed cost (the lazy-F pass, the best
+  /// cell's check) that a taller band spreads over more cells; 1024 vectors keep the band's four
+  /// column buffers (128 KiB in 256-bit lanes) in the L2 cache.
+  static constexpr std::int64_t band_vectors = 1024;
 
   /// Checks non-empty sequences, gap costs in [0, ScoreMatrix::max_entry], that no score can
-  /// overflow int32, min_bits in {8, 16, 32}, and that the CPU supports the requested ISA.
+  /// overflow int32, min_bits in {8, 16, 32}, band_rows 0 or at least 8, and that the CPU
+  /// supports the requested ISA.
   static Expected<SwKernel> make(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
                                  std::span<const std::uint8_t> target, GapCosts gaps,
                                  SwOptions options = {});
@@ -98,6 +107,8 @@ class SwKernel {
   [[nodiscard]] SwIsa isa() const noexcept { return isa_; }
   /// The narrowest lanes SIMD bands try first (8, 16 or 32; see SwOptions::min_bits).
   [[nodiscard]] int min_bits() const noexcept { return min_bits_; }
+  /// Rows of a SIMD band (see SwOptions::band_rows).
+  [[nodiscard]] std::int64_t band_rows() const noexcept { return band_rows_; }
 
   /// The better of two results (the tie rule of SwResult).
   static SwResult combine(const SwResult& a, const SwResult& b) noexcept { return better(a, b); }
@@ -128,9 +139,11 @@ class SwKernel {
   std::span<const std::uint8_t> query_;
   std::span<const std::uint8_t> target_;
   GapCosts gaps_;
-  std::uint64_t id_ = 0;       // unique per make (copies share it): keys cached band profiles
-  SwIsa isa_ = SwIsa::scalar;  // chosen once, in make
-  int min_bits_ = 8;           // 16 when the matrix or the gap costs do not fit 8 bits
+  std::uint64_t id_ = 0;        // unique per make (copies share it): keys cached band profiles
+  SwIsa isa_ = SwIsa::scalar;   // chosen once, in make
+  int min_bits_ = 8;            // 16 when the matrix or the gap costs do not fit 8 bits
+  std::int32_t bias_ = 0;       // -(the matrix's least entry), at least 0: narrow lanes' offset
+  std::int64_t band_rows_ = 0;  // rows of a SIMD band, chosen in make
 };
 
 /// The plain sequential Gotoh DP, row by row, O(m) memory: the reference for the tiled kernel.
