@@ -3,6 +3,7 @@
 // 1-2 ranks, every format, and the bad inputs.
 #include <tilepipe/kernels/score_matrix.hpp>
 
+#include "align_reference.hpp"
 #include "run_process.hpp"
 
 #include <gtest/gtest.h>
@@ -21,12 +22,8 @@
 
 namespace {
 
-using tp::test::run_process;
-
-tp::test::ProcessResult align(std::vector<std::string> args) {
-  args.insert(args.begin(), {TILEPIPE_EXE, "align"});
-  return run_process(args);
-}
+using tp::test::align;
+using tp::test::cigar_score;
 
 struct Record {
   std::string name, residues;
@@ -52,28 +49,6 @@ long plain_sw(const std::string& a, const std::string& b, int open, int extend) 
     }
   }
   return best;
-}
-
-// The score of a CIGAR from 1-based starts, as the test computes it.
-long cigar_score(const std::string& q, const std::string& t, long qs, long ts,
-                 const std::string& cigar, int open, int extend) {
-  const auto& m = tp::kernels::ScoreMatrix::blosum62();
-  long score = 0, n = 0;
-  auto i = static_cast<std::size_t>(qs - 1), j = static_cast<std::size_t>(ts - 1);
-  for (const char c : cigar) {
-    if (c >= '0' && c <= '9') {
-      n = n * 10 + (c - '0');
-      continue;
-    }
-    if (c == 'M') {
-      for (long k = 0; k < n; ++k) score += m.score(q.at(i++), t.at(j++));
-    } else {
-      score -= open + (n - 1) * extend;
-      (c == 'I' ? i : j) += static_cast<std::size_t>(n);
-    }
-    n = 0;
-  }
-  return score;
 }
 
 // Three queries (the third a copy of the first: ties by query order) and 20 short database
@@ -174,8 +149,9 @@ TEST(AlignSearchCli, every_pair_against_a_plain_dp_in_order_with_ties) {
       EXPECT_EQ(j["score"].get<long>(), expected[h].score) << h;
       EXPECT_EQ(q, expected[h].query) << h;
       EXPECT_EQ(t, expected[h].target) << h;
-      EXPECT_EQ(cigar_score(s.queries[q].residues, s.targets[t].residues, j["query_start"],
-                            j["target_start"], j["cigar"], open, extend),
+      EXPECT_EQ(cigar_score(tp::kernels::ScoreMatrix::blosum62(), s.queries[q].residues,
+                            s.targets[t].residues, j["query_start"], j["target_start"], j["cigar"],
+                            open, extend),
                 j["score"].get<long>())
           << j.dump();
       EXPECT_EQ(j["query_end"], j["end_query"]);

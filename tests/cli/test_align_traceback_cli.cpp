@@ -3,6 +3,7 @@
 #include <tilepipe/kernels/fasta.hpp>
 #include <tilepipe/kernels/score_matrix.hpp>
 
+#include "align_reference.hpp"
 #include "run_process.hpp"
 
 #include <gtest/gtest.h>
@@ -18,42 +19,16 @@
 
 namespace {
 
-using tp::test::run_process;
-
 const std::string fa = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/fasta";
 
-tp::test::ProcessResult align(std::vector<std::string> args) {
-  args.insert(args.begin(), {TILEPIPE_EXE, "align"});
-  return run_process(args);
-}
+using tp::test::align;
+using tp::test::cigar_score;
+using tp::test::run_process;
 
 std::string residues(const std::string& path) {
   auto r = tp::kernels::read_fasta(path);
   EXPECT_TRUE(r.has_value());
   return r.has_value() ? r->front().residues : std::string();
-}
-
-// The score of a CIGAR from 1-based starts, computed here: matrix scores of M columns, and
-// open + (L-1) * extend per I or D run of L columns.
-long cigar_score(const tp::kernels::ScoreMatrix& m, const std::string& q, const std::string& t,
-                 long qs, long ts, const std::string& cigar, int open, int extend) {
-  long score = 0, n = 0;
-  auto i = static_cast<std::size_t>(qs - 1), j = static_cast<std::size_t>(ts - 1);
-  for (const char c : cigar) {
-    if (c >= '0' && c <= '9') {
-      n = n * 10 + (c - '0');
-      continue;
-    }
-    EXPECT_TRUE(c == 'M' || c == 'I' || c == 'D') << cigar;
-    if (c == 'M') {
-      for (long k = 0; k < n; ++k) score += m.score(q.at(i++), t.at(j++));
-    } else {
-      score -= open + (n - 1) * extend;
-      (c == 'I' ? i : j) += static_cast<std::size_t>(n);
-    }
-    n = 0;
-  }
-  return score;
 }
 
 // The DNA files: water -gapopen 10 -gapextend 1 (and 0.5, water's fractional DNA default) prints
