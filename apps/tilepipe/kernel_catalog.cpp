@@ -5,6 +5,7 @@
 #include <tilepipe/kernels/sw.hpp>
 #include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/kernels/wave.hpp>
+#include <tilepipe/support/checked_math.hpp>
 
 #include <array>
 #include <vector>
@@ -36,7 +37,15 @@ KernelInfo describe_sor(std::string_view name) {
     if (!k) return Unexpected{k.error()};
     return {};
   };
-  return KernelInfo{name, K::storage, K::dims, *deps, kernels::sor_params, true, check};
+  // The faces are doubles and carry the low halo of the other dimensions (the diagonal
+  // dependences of the skewed space).
+  const auto workload = [](const plan::Index&, const exec::ParamValues&) {
+    model::Workload w;
+    w.element_bytes = sizeof(typename K::face_type);
+    w.face_halo = true;
+    return w;
+  };
+  return KernelInfo{name, K::storage, K::dims, *deps, kernels::sor_params, true, check, workload};
 }
 
 // sweep3d: each octant's sweep runs in the reflected grid, dependences e_1, e_2, e_3.
@@ -47,6 +56,21 @@ KernelInfo describe_sweep3d() {
     auto made = kernels::Sweep3d::make({size[0], size[1], size[2]}, kernels::sweep3d_params_of(p));
     if (!made) return Unexpected{made.error()};
     return {};
+  };
+  // 8 T + 1 executor sweeps, the last one copying phi; faces of whole cells; between two sweeps
+  // at most every cell's p_o (and from the second iteration on its source) changes rank.
+  k.workload = [](const plan::Index& size, const exec::ParamValues& p) {
+    const kernels::Sweep3dParams params = kernels::sweep3d_params_of(p);
+    model::Workload w;
+    if (params.iterations < 1 || params.iterations > kernels::sweep3d_max_iterations) return w;
+    w.sweeps = 8 * params.iterations + 1;
+    w.copy_sweeps = 1;
+    w.element_bytes = sizeof(kernels::Sweep3dCell);
+    const auto cells = checked_mul(checked_mul(size[0], size[1]).value_or(0), size[2]);
+    const std::int64_t values = params.iterations > 1 ? 2 : 1;
+    w.between_sweep_bytes =
+        checked_mul(cells.value_or(0), values * std::int64_t{sizeof(double)}).value_or(0);
+    return w;
   };
   return k;
 }

@@ -4,6 +4,7 @@
 
 #include <tilepipe/exec/kernel.hpp>
 #include <tilepipe/exec/kernel_params.hpp>
+#include <tilepipe/model/cost_model.hpp>
 #include <tilepipe/plan/iteration_space.hpp>
 #include <tilepipe/support/expected.hpp>
 
@@ -25,6 +26,9 @@ struct KernelInfo {
   bool time_loop = false;
   /// Checks the size (without the time loop) and parameters as the kernel's make() does.
   Status (*check)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
+  /// What the kernel adds to its plan's pipeline for the cost model (sweeps, face elements);
+  /// nullptr: one sweep, faces of the machine file's elements.
+  model::Workload (*workload)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
 };
 
 /// The loop nest's extents: (iterations, size...) for a time-loop kernel, else size.

@@ -61,6 +61,9 @@ int run_plan(int argc, char** argv) {
   auto model_options = model_flags.options(options.kernel);
   if (!model_options) return report_error(model_options.error());
   choice_request->options = *model_options;
+  auto workload = options.workload();
+  if (!workload) return report_error(workload.error());
+  choice_request->options.workload = *workload;
   auto machine = model_flags.load();
   if (!machine) return report_error(machine.error());
   auto choice = model::choose(*choice_request, *machine);

@@ -94,6 +94,18 @@ Expected<model::ChoiceRequest> PlanOptions::to_choice_request() const {
   return choice;
 }
 
+Expected<model::Workload> PlanOptions::workload() const {
+  if (kernel.empty() || plugin_entry_) return model::Workload{};
+  auto k = find_kernel(kernel);
+  if (!k) return Unexpected{k.error()};
+  if (!k->workload) return model::Workload{};
+  auto extents = parse_extents(size, "--size");
+  if (!extents) return Unexpected{extents.error()};
+  auto values = param_values();
+  if (!values) return Unexpected{values.error()};
+  return k->workload(*extents, *values);
+}
+
 Status PlanOptions::load_plugins() {
   if (plugins.empty()) return {};
   registry_ = std::make_shared<runtime::KernelRegistry>();

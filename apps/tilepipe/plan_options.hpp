@@ -62,6 +62,9 @@ struct PlanOptions {
   [[nodiscard]] Expected<plan::PlanRequest> to_request() const;
   /// Like to_request, but --tile, --schedule and --grouping may be "auto": left to the model.
   [[nodiscard]] Expected<model::ChoiceRequest> to_choice_request() const;
+  /// The kernel's workload for the cost model (sweeps, face elements; sweep3d: 8 T + 1
+  /// sweeps); the default one sweep for --deps, wave and plugins.
+  [[nodiscard]] Expected<model::Workload> workload() const;
 
  private:
   Expected<plan::PlanRequest> parse(model::ChoiceRequest* autos) const;

@@ -144,6 +144,14 @@ void add_prediction_json(nlohmann::ordered_json& j, const model::Choice& choice,
   j["machine"] = machine.name;
   j["predicted_s"] = p.total.count();
   j["step_s"] = s.step.count();
+  if (p.sweeps > 1) {
+    // Repeated sweeps (sweep3d): the whole pipeline per sweep and what runs between sweeps.
+    j["sweeps"] = p.sweeps;
+    j["sweep_s"] = p.sweep.count();
+    j["copy_sweeps"] = p.copy_sweeps;
+    j["copy_sweep_s"] = p.copy_sweep.count();
+    j["between_sweeps_s"] = p.between.count();
+  }
   nlohmann::ordered_json st;
   st["tile_points"] = s.tile_points;
   st["alpha_s"] = s.alpha.count();
@@ -192,7 +200,18 @@ std::string prediction_to_text(const model::Choice& choice, const model::Machine
   }
   row("step time", fmt::format("{} = {} ({}-bound)", formula, human(s.step),
                                s.compute_bound ? "compute" : "communication"));
-  row("predicted time", fmt::format("{} ({} steps x {})", human(p.total), p.steps, human(s.step)));
+  if (p.sweeps == 1) {
+    row("predicted time",
+        fmt::format("{} ({} steps x {})", human(p.total), p.steps, human(s.step)));
+  } else {
+    row("sweep", fmt::format("{} ({} steps x {}), {} of them{}", human(p.sweep), p.steps,
+                             human(s.step), p.sweeps - p.copy_sweeps,
+                             p.copy_sweeps > 0 ? fmt::format("; {} copying: {} each", p.copy_sweeps,
+                                                             human(p.copy_sweep))
+                                               : std::string()));
+    row("predicted time",
+        fmt::format("{} ({} sweeps, {} between two)", human(p.total), p.sweeps, human(p.between)));
+  }
   row("chosen by", fmt::format("{}: {}", choice.chosen_by_model ? "model" : "user", choice.reason));
   return out;
 }

@@ -493,6 +493,9 @@ int run_run(int argc, char** argv) {
   o.verify = f.verify;
   o.output = f.output;
   o.sweeps = f.sweeps;
+  auto workload = f.plan.workload();
+  if (!workload) return report_error(workload.error());
+  o.workload = *workload;
   o.machine = *machine;
   o.kernel_name = f.plan.kernel;
   OutputFile* trace = trace_file ? &*trace_file : nullptr;

@@ -163,15 +163,6 @@ Index offset_in(const Box<3>& b, const Point<3>& x) {
   return ((x[0] - b.lo[0]) * b.extent(1) + (x[1] - b.lo[1])) * b.extent(2) + (x[2] - b.lo[2]);
 }
 
-// Calls f(x) for every point of b in row-major order.
-template <class F>
-void for_each_point(const Box<3>& b, F&& f) {
-  exec::for_each_row(b, [&](const Point<3>& first) {
-    Point<3> x = first;
-    for (Index k = 0; k < b.extent(2); ++k, ++x[2]) f(x);
-  });
-}
-
 }  // namespace
 
 void Sweep3d::compute_tile(const Box<3>& box,
@@ -192,6 +183,13 @@ void Sweep3d::compute_tile(const Box<3>& box,
   const bool first_iteration = st.sweep < 8;
   const int count = q_.count;
   const double w = q_.weight;
+  // The points whose cells are at home on this rank (known from the second sweep on): their p_o
+  // is added into the home sums here, by the thread that computes them, rather than one thread
+  // in after_sweep (one value per cell and octant, the octants in order, exactly as there).
+  const int octant = st.sweep % 8;
+  const Box<3> local = st.fused ? intersect(box, reflect(st.mine, octant)) : Box<3>{};
+  const Index back = ((octant >> 2) & 1) != 0 ? -1 : 1;
+  double* sum = state_->sum.data();
   exec::for_each_row(box, [&](const Point<3>& first) {
     Sweep3dCell* row = slab.at(first);
     const Sweep3dCell* up_i = row - si;
@@ -215,6 +213,16 @@ void Sweep3d::compute_tile(const Box<3>& box,
       }
       out.value = p;
     }
+    if (local.empty() || first[0] < local.lo[0] || first[0] >= local.hi[0] ||
+        first[1] < local.lo[1] || first[1] >= local.hi[1]) {
+      return;
+    }
+    Point<3> x = first;
+    x[2] = local.lo[2];
+    double* at = sum + offset_in(st.mine, reflect(x, octant));
+    for (Index k = local.lo[2]; k < local.hi[2]; ++k, at += back) {
+      *at = *at + row[k - first[2]].value;
+    }
   });
 }
 
@@ -232,6 +240,28 @@ Sweep3d::result_type Sweep3d::tile_result(
   return sum;
 }
 
+namespace {
+
+// Calls f(first, n, y, step) for every row (along dimension 3) of `part`, a box of executor
+// points: `first` its first point, n its length, y the offset in `home` of the reflection of
+// `first` along the octant's dimensions and step (+1 or -1) that of each next point's.
+template <class F>
+void for_each_reflected_row(const Box<3>& part, const Box<3>& home, const Point<3>& n, int octant,
+                            F&& f) {
+  if (part.empty()) return;
+  const Index len = part.extent(2);
+  const bool back = ((octant >> 2) & 1) != 0;
+  exec::for_each_row(part, [&](const Point<3>& first) {
+    Point<3> y = first;
+    for (int d = 0; d < 3; ++d) {
+      if (((octant >> d) & 1) != 0) y[d] = n[d] + 1 - first[d];
+    }
+    f(first, len, offset_in(home, y), back ? Index{-1} : Index{1});
+  });
+}
+
+}  // namespace
+
 Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab,
                             const Box<3>& owned, comm::World& world) const {
   State& st = *state_;
@@ -243,56 +273,94 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
     if (!boxes) return Unexpected{boxes.error()};
     st.boxes = std::move(*boxes);
     st.mine = owned;
+    st.to.resize(st.boxes.size());
+    st.from.resize(st.boxes.size());
   }
   const auto ranks = st.boxes.size();
   const auto me = static_cast<std::size_t>(world.rank());
   const Box<3>& mine = st.mine;
+  auto& to = st.to;
+  auto& from = st.from;
   const int octant = finished % 8;
-  if (octant == 0) st.sum.assign(sz(mine.volume()), 0.0);
+  // After the first sweep the sweeps add the p_o of the cells at home here themselves (fused);
+  // the sums are zeroed before each iteration's first octant.
+  const bool fused = st.fused;
+  if (!fused) st.sum.assign(sz(mine.volume()), 0.0);
   // p_o of this rank's points to their cells' homes: to home h the points of mine whose cells lie
   // in B_h (mine ∩ R_o(B_h)), row-major; each home adds what it gets at its cells (one value per
-  // cell and octant, the octants in order).
-  std::vector<std::vector<double>> to(ranks), from(ranks);
+  // cell and octant, the octants in order). The cells at home here are added straight from the
+  // slab. The buffers keep their capacity from sweep to sweep.
   for (std::size_t h = 0; h < ranks; ++h) {
+    to[h].clear();
+    from[h].clear();
+    if (h == me) continue;
     const Box<3> part = intersect(mine, reflect(st.boxes[h], octant));
     to[h].reserve(sz(part.volume()));
-    for_each_point(part, [&](const Point<3>& x) { to[h].push_back(slab.at(x)->value); });
-    if (h != me) from[h].resize(sz(intersect(st.boxes[h], reflect(mine, octant)).volume()));
-  }
-  from[me] = std::move(to[me]);
-  TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
-  for (std::size_t r = 0; r < ranks; ++r) {
-    std::size_t i = 0;
-    for_each_point(intersect(st.boxes[r], reflect(mine, octant)), [&](const Point<3>& x) {
-      double& s = st.sum[sz(offset_in(mine, reflect(x, octant)))];
-      s = s + from[r][i++];
+    exec::for_each_row(part, [&](const Point<3>& first) {
+      const Sweep3dCell* row = slab.at(first);
+      for (Index k = 0; k < part.extent(2); ++k) to[h].push_back(row[k].value);
     });
+    from[h].resize(sz(intersect(st.boxes[h], reflect(mine, octant)).volume()));
   }
+  TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
+  double* sum = st.sum.data();
+  if (!fused) {
+    for_each_reflected_row(intersect(mine, reflect(mine, octant)), mine, n_, octant,
+                           [&](const Point<3>& first, Index len, Index y, Index step) {
+                             const Sweep3dCell* row = slab.at(first);
+                             for (Index k = 0; k < len; ++k, y += step) {
+                               sum[y] = sum[y] + row[k].value;
+                             }
+                           });
+  }
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (r == me) continue;
+    const double* in = from[r].data();
+    for_each_reflected_row(intersect(st.boxes[r], reflect(mine, octant)), mine, n_, octant,
+                           [&](const Point<3>&, Index len, Index y, Index step) {
+                             for (Index k = 0; k < len; ++k, y += step) sum[y] = sum[y] + *in++;
+                           });
+  }
+  st.fused = true;
   const int next = done;
   if (next >= 8 * p_.iterations) return {};  // the final sweep writes the sums (phi)
   if (octant == 7) {
     st.home.resize(st.sum.size());
     for (std::size_t c = 0; c < st.sum.size(); ++c) st.home[c] = p_.source + p_.c * st.sum[c];
+    std::fill(st.sum.begin(), st.sum.end(), 0.0);
   }
   if (next < 8) return {};  // the first iteration's source is Q + C * 0.0 everywhere
   // The sources of the next octant's cells from their homes: to rank r the home cells of mine
-  // that r's points sweep (mine ∩ R_o'(B_r)), row-major; r puts each at its point.
+  // that r's points sweep (mine ∩ R_o'(B_r)), row-major; r puts each at its point. This rank's
+  // own are copied straight.
   const int o = next % 8;
   for (std::size_t r = 0; r < ranks; ++r) {
-    const Box<3> part = intersect(mine, reflect(st.boxes[r], o));
     to[r].clear();
-    for_each_point(part,
-                   [&](const Point<3>& y) { to[r].push_back(st.home[sz(offset_in(mine, y))]); });
-    from[r].assign(r == me ? 0 : sz(intersect(st.boxes[r], reflect(mine, o)).volume()), 0.0);
+    from[r].clear();
+    if (r == me) continue;
+    const Box<3> part = intersect(mine, reflect(st.boxes[r], o));
+    to[r].reserve(sz(part.volume()));
+    exec::for_each_row(part, [&](const Point<3>& first) {
+      const double* row = st.home.data() + offset_in(mine, first);
+      to[r].insert(to[r].end(), row, row + part.extent(2));
+    });
+    from[r].resize(sz(intersect(st.boxes[r], reflect(mine, o)).volume()));
   }
-  from[me] = std::move(to[me]);
   TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
   st.source.resize(sz(mine.volume()));
+  double* source = st.source.data();
+  for_each_reflected_row(intersect(mine, reflect(mine, o)), mine, n_, o,
+                         [&](const Point<3>& first, Index len, Index y, Index step) {
+                           const double* row = st.home.data() + offset_in(mine, first);
+                           for (Index k = 0; k < len; ++k, y += step) source[y] = row[k];
+                         });
   for (std::size_t r = 0; r < ranks; ++r) {
-    std::size_t i = 0;
-    for_each_point(intersect(st.boxes[r], reflect(mine, o)), [&](const Point<3>& y) {
-      st.source[sz(offset_in(mine, reflect(y, o)))] = from[r][i++];
-    });
+    if (r == me) continue;
+    const double* in = from[r].data();
+    for_each_reflected_row(intersect(st.boxes[r], reflect(mine, o)), mine, n_, o,
+                           [&](const Point<3>&, Index len, Index y, Index step) {
+                             for (Index k = 0; k < len; ++k, y += step) source[y] = *in++;
+                           });
   }
   return {};
 }

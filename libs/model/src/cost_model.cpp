@@ -31,7 +31,8 @@ std::int64_t best_subtiles(Seconds alpha, Seconds t_sync_in, std::int64_t depth,
 }
 
 Expected<std::vector<std::int64_t>> face_bytes_per_neighbour(const plan::Plan& plan,
-                                                             std::int64_t element_bytes) {
+                                                             std::int64_t element_bytes,
+                                                             bool face_halo) {
   TP_EXPECTS(plan.tiling().is_rectangular() && element_bytes >= 1);
   const auto& w = plan.tiling().tile_extents();
   const int n = plan.space().dims();
@@ -50,7 +51,7 @@ Expected<std::vector<std::int64_t>> face_bytes_per_neighbour(const plan::Plan& p
     }
     std::optional<std::int64_t> bytes = plan.cpus() / m_k;
     for (int d = 0; d < n && bytes; ++d) {
-      if (d != k) bytes = checked_mul(*bytes, w[static_cast<std::size_t>(d)]);
+      if (d != k) bytes = checked_mul(*bytes, w[static_cast<std::size_t>(d)] + (face_halo ? 1 : 0));
     }
     if (bytes) bytes = checked_mul(*bytes, depth);
     if (bytes) bytes = checked_mul(*bytes, element_bytes);
@@ -62,6 +63,42 @@ Expected<std::vector<std::int64_t>> face_bytes_per_neighbour(const plan::Plan& p
   }
   return out;
 }
+
+std::int64_t barrier_rounds(std::int64_t nodes) {
+  TP_EXPECTS(nodes >= 1);
+  std::int64_t rounds = 0;
+  for (std::int64_t reach = 1; reach < nodes; reach *= 2) ++rounds;
+  return rounds;
+}
+
+namespace {
+
+// The step's length from its parts (t_comp, t_start, t_comm, t_sync already set).
+void finish_step(StepTime& s, bool overlap, bool comm_thread, std::int64_t cpus) {
+  s.compute_bound = s.t_comp >= s.t_comm;
+  if (!overlap) {
+    // Seed 000 (1): compute, then start, transfer and synchronize, nothing overlapped.
+    s.step = s.t_comp + s.t_start + s.t_comm + s.t_sync;
+  } else if (!comm_thread) {
+    // Seed 000 (2), seed 002 (1): the transfer runs while the CPUs compute.
+    s.step = s.t_start + std::max(s.t_comp, s.t_comm) + s.t_sync;
+  } else {
+    // Seed 002 5.4: one thread starts the sends and synchronizes (s = t_start + t_sync) and
+    // computes W_c of the node's work W = m alpha; the other m - 1 threads share the rest, so
+    // that s + W_c = (W - W_c)/(m - 1) when possible: step = max((W + s)/m, s + t_comm).
+    const double m = static_cast<double>(cpus);
+    const Seconds work = s.alpha * m;
+    const Seconds fixed = s.t_start + s.t_sync;
+    const Seconds balanced = (work + fixed) / m;
+    s.step = std::max(balanced, fixed + s.t_comm);
+    s.compute_bound = balanced >= fixed + s.t_comm;
+    s.comm_thread_comp = s.compute_bound
+                             ? balanced - fixed
+                             : std::max(Seconds{0}, work - (fixed + s.t_comm) * (m - 1));
+  }
+}
+
+}  // namespace
 
 std::string scheme_name(plan::ScheduleKind schedule, plan::GroupingKind grouping,
                         bool comm_thread) {
@@ -98,6 +135,17 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
                          : std::string("subtiles apply to vertical grouping only"));
   }
 
+  const Workload& wl = options.workload;
+  if (wl.sweeps < 1 || wl.copy_sweeps < 0 || wl.copy_sweeps > wl.sweeps ||
+      wl.between_sweep_bytes < 0 || wl.element_bytes < 0) {
+    return fail(Errc::invalid_argument,
+                "workload of " + std::to_string(wl.sweeps) + " sweeps (" +
+                    std::to_string(wl.copy_sweeps) + " copying), " +
+                    std::to_string(wl.between_sweep_bytes) + " bytes between sweeps, " +
+                    std::to_string(wl.element_bytes) +
+                    "-byte elements: needs sweeps >= 1, 0 <= copy sweeps <= sweeps, bytes >= 0");
+  }
+
   StepTime& s = p.step;
   const ComputeCost& cc = machine.compute_for(options.kernel);
   std::optional<std::int64_t> g = 1;
@@ -114,7 +162,8 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
     s.t_comp = vertical_beta(s.alpha, machine.t_sync_in, s.subtiles, depth);
   }
 
-  auto faces = face_bytes_per_neighbour(plan, cc.element_bytes);
+  auto faces = face_bytes_per_neighbour(
+      plan, wl.element_bytes > 0 ? wl.element_bytes : cc.element_bytes, wl.face_halo);
   if (!faces) return Unexpected{faces.error()};
   std::int64_t largest = 0;
   for (auto b : *faces) {
@@ -144,36 +193,39 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
     s.t_sync = machine.t_sync;
   }
 
-  s.compute_bound = s.t_comp >= s.t_comm;
-  if (!overlap) {
-    // Seed 000 (1): compute, then start, transfer and synchronize, nothing overlapped.
-    s.step = s.t_comp + s.t_start + s.t_comm + s.t_sync;
-  } else if (!options.comm_thread) {
-    // Seed 000 (2), seed 002 (1): the transfer runs while the CPUs compute.
-    s.step = s.t_start + std::max(s.t_comp, s.t_comm) + s.t_sync;
-  } else {
-    // Seed 002 5.4: one thread starts the sends and synchronizes (s = t_start + t_sync) and
-    // computes W_c of the node's work W = m alpha; the other m - 1 threads share the rest, so
-    // that s + W_c = (W - W_c)/(m - 1) when possible: step = max((W + s)/m, s + t_comm).
-    const double m = static_cast<double>(plan.cpus());
-    const Seconds work = s.alpha * m;
-    const Seconds fixed = s.t_start + s.t_sync;
-    const Seconds balanced = (work + fixed) / m;
-    s.step = std::max(balanced, fixed + s.t_comm);
-    s.compute_bound = balanced >= fixed + s.t_comm;
-    s.comm_thread_comp = s.compute_bound
-                             ? balanced - fixed
-                             : std::max(Seconds{0}, work - (fixed + s.t_comm) * (m - 1));
-  }
-  p.total = s.step * static_cast<double>(p.steps);
+  finish_step(s, overlap, options.comm_thread, plan.cpus());
+  // One sweep: every step at full length, or (edge_steps) fill and drain at t_comp alone:
+  // overlap sends in step s the faces computed in step s - 1, so step 0 sends nothing; in both
+  // schedules the last step's tile has no consumer. Those steps compute only.
   if (options.edge_steps && s.messages > 0) {
-    // Fill and drain: overlap sends in step s the faces computed in step s - 1, so step 0 sends
-    // nothing; in both schedules the last step's tile has no consumer. Those steps compute only.
     p.edge_steps = std::min<std::int64_t>(p.steps, overlap ? 2 : 1);
-    const Seconds compute_only = options.comm_thread ? s.alpha : s.t_comp;
-    p.total = s.step * static_cast<double>(p.steps - p.edge_steps) +
-              compute_only * static_cast<double>(p.edge_steps);
   }
+  const auto sweep_time = [&](const StepTime& st, Seconds compute_only) {
+    return st.step * static_cast<double>(p.steps - p.edge_steps) +
+           compute_only * static_cast<double>(p.edge_steps);
+  };
+  p.sweep = sweep_time(s, options.comm_thread ? s.alpha : s.t_comp);
+  p.sweeps = wl.sweeps;
+  p.copy_sweeps = wl.copy_sweeps;
+  if (wl.copy_sweeps > 0) {
+    StepTime c = s;
+    c.alpha = Seconds{0};
+    c.t_comp = Seconds{0};
+    finish_step(c, overlap, options.comm_thread, plan.cpus());
+    p.copy_sweep = sweep_time(c, Seconds{0});
+  }
+  if (wl.sweeps > 1 && plan.nodes() > 1) {
+    // next_sweep (libs/exec pipeline.hpp): a barrier, the kernel's exchange, a barrier.
+    p.between = machine.t_sync * static_cast<double>(2 * barrier_rounds(plan.nodes()));
+    if (wl.between_sweep_bytes > 0) {
+      const std::int64_t share = wl.between_sweep_bytes / plan.nodes() +
+                                 (wl.between_sweep_bytes % plan.nodes() != 0 ? 1 : 0);
+      p.between += machine.t_start + machine.link.time_for(share);
+    }
+  }
+  p.total = p.sweep * static_cast<double>(wl.sweeps - wl.copy_sweeps) +
+            p.copy_sweep * static_cast<double>(wl.copy_sweeps) +
+            p.between * static_cast<double>(wl.sweeps - 1);
   return p;
 }
 

@@ -73,6 +73,26 @@ TEST(SorCli, plan_prints_the_transformation_and_tile_dependences) {
       << text.out;
 }
 
+// The model predicts the skewed space's plan: sor2d 6x6, T = 4 runs in the 4 x 9 x 9 box; tiles
+// 4 x 3 x 9 on 3 nodes along i, one tile each, so the last node starts 2 x 2 steps after the
+// first: 5 steps. Faces across i carry the low halo: (4 + 1) x (9 + 1) doubles.
+TEST(SorCli, plan_predicts_the_skewed_space) {
+  auto r =
+      tilepipe({"plan", "--kernel", "sor2d", "--size", "6x6", "--param", "iterations=4", "--nodes",
+                "3", "--mesh", "1x3", "--map-dim", "3", "--tile", "4x3x9", "--machine",
+                std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json",
+                "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["size"], nlohmann::json::parse("[4, 9, 9]"));
+  EXPECT_EQ(j["steps"], 5);
+  EXPECT_EQ(j["step_time"]["face_bytes"], 5 * 10 * 8);
+  EXPECT_FALSE(j.contains("sweeps"));
+  const double alpha = 4 * 3 * 9 * 39.6e-9;
+  const double step = 49.2e-6 + std::max(alpha, 400 / 84.12e6) + 75.2e-6;
+  EXPECT_NEAR(j["predicted_s"].get<double>(), 5 * step, 1e-12);
+}
+
 TEST(SorCli, bad_input_is_one_line_and_exit_2) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{"run", "--kernel", "sor2d", "--size", "8x8", "--param", "iterations=0"},

@@ -3,6 +3,7 @@
 #include "run_process.hpp"
 
 #include <tilepipe/kernels/sweep3d.hpp>
+#include <tilepipe/model/machine_file.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -111,6 +112,67 @@ TEST(Sweep3dCli, plan_is_the_kba_decomposition) {
   EXPECT_EQ(j["map_dim"], 3);
   EXPECT_EQ(j["mesh"], nlohmann::json::parse("[2, 2]"));
   EXPECT_EQ(j["tile"], nlohmann::json::parse("[8, 8, 16]"));
+}
+
+// The model: 8 T + 1 executor sweeps, each a whole pipeline of the plan's steps with its fill and
+// drain, the last one copying phi, exchanges between them; faces of 80-byte cells. 4x4x32 on 2
+// nodes at tile height 8: mesh 2x1, tiles 2x4x8, 4 tiles per node along k, the second node two
+// steps behind (overlap): 6 steps per sweep.
+constexpr double us = 1e-6;
+constexpr double seed000_sweep = 6 * (49.2 * us + 4 * 8 * 80 / 84.12e6 + 75.2 * us);
+constexpr double seed000_copy = seed000_sweep;  // communication-bound: the faces set the step
+constexpr double seed000_between = 2 * 75.2 * us + 49.2 * us + (4 * 4 * 32 * 16 / 2) / 84.12e6;
+
+TEST(Sweep3dCli, plan_predicts_8t_plus_1_pipelined_sweeps) {
+  const std::string seed000 =
+      std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json";
+  const std::vector<std::string> args{"plan",    "--kernel",     "sweep3d", "--size", "4x4x32",
+                                      "--param", "iterations=2", "--nodes", "2",      "--tile",
+                                      "8",       "--machine",    seed000};
+  auto r = tilepipe(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("predicted time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" (17 sweeps, "), std::string::npos) << r.out;
+  auto with_json = args;
+  with_json.emplace_back("--json");
+  r = tilepipe(with_json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["steps"], 6);
+  EXPECT_EQ(j["sweeps"], 17);
+  EXPECT_EQ(j["copy_sweeps"], 1);
+  EXPECT_EQ(j["step_time"]["face_bytes"], 4 * 8 * 80);
+  EXPECT_NEAR(j["sweep_s"].get<double>(), seed000_sweep, 1e-12);
+  EXPECT_NEAR(j["copy_sweep_s"].get<double>(), seed000_copy, 1e-12);
+  EXPECT_NEAR(j["between_sweeps_s"].get<double>(), seed000_between, 1e-12);
+  EXPECT_NEAR(j["predicted_s"].get<double>(),
+              16 * seed000_sweep + seed000_copy + 16 * seed000_between, 1e-12);
+}
+
+// `run` predicts the same with a machine file of this host (seed 000's parameters).
+TEST(Sweep3dCli, run_predicts_its_sweeps) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tp_sweep3d_machine_" + std::to_string(::getpid()) + ".json");
+  auto m = *tp::model::load_machine(
+      std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json", {});
+  const auto host = tp::model::this_host();
+  m.host_bound = true;
+  m.hostname = host.hostname;
+  m.cpu_model = host.cpu_model;
+  m.cores = host.cores;
+  m.transport = "shm";
+  ASSERT_TRUE(tp::model::save_machine(m, path.string()));
+  auto r = tilepipe({"run",         "--kernel",     "sweep3d", "--size",     "4x4x32",
+                     "--param",     "iterations=2", "--nodes", "2",          "--cpus",
+                     "1",           "--tile",       "8",       "--schedule", "overlap",
+                     "--grouping",  "hyperplane",   "--sync",  "block",      "--machine",
+                     path.string(), "--json"});
+  std::filesystem::remove(path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["sweeps"], 1);  // --sweeps; the kernel's own 8 T + 1 are inside one run
+  EXPECT_NEAR(j["predicted_s"].get<double>(),
+              16 * seed000_sweep + seed000_copy + 16 * seed000_between, 1e-12);
 }
 
 TEST(Sweep3dCli, bad_input_is_one_line_and_exit_2) {

@@ -1,8 +1,10 @@
 // The step-time formulas against hand-computed values of the seeds' own equations.
 #include <tilepipe/model/cost_model.hpp>
+#include <tilepipe/plan/transform.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace {
@@ -304,6 +306,111 @@ TEST(CostModelEdgeSteps, first_and_last_steps_compute_only) {
   // One node sends nothing: every step is already compute only.
   const Plan one = make_plan({12, 12, 131072}, 32768, 1, 1);
   EXPECT_NEAR(predicted_s(one, m, edges), predicted_s(one, m), 1e-15);
+}
+
+}  // namespace
+
+namespace {
+
+using tp::model::Workload;
+
+// sweep3d's workload on 4x4x32 cells, 2 nodes, tile height 8, T = 2, by hand.
+TEST(CostModelWorkload, repeated_sweeps_are_whole_pipelines_with_a_copy_sweep_and_exchanges) {
+  const Machine m = sci(49.2, 75.2);
+  const Plan plan = make_plan({4, 4, 32}, 8, 2, 1);
+  // Mesh 2x1 over (i, j), tiles 2x4x8, 4 tiles along k per node: the second node starts two
+  // steps after the first (overlap), so 2 + 4 = 6 steps.
+  ASSERT_EQ(plan.mesh(), (Index{2, 1}));
+  ASSERT_EQ(plan.tiling().tile_extents(), (Index{2, 4, 8}));
+  ASSERT_EQ(plan.steps(), 6);
+  ModelOptions o;
+  o.workload.sweeps = 17;  // T = 2: 8 T + 1
+  o.workload.copy_sweeps = 1;
+  o.workload.element_bytes = 80;
+  o.workload.between_sweep_bytes = 4 * 4 * 32 * 16 + 1;  // odd: each node's share rounds up
+  auto p = predict(plan, m, o);
+  ASSERT_TRUE(p) << p.error().message;
+  const double face = 4 * 8 * 80;  // one layer of a tile's j x k cross-section, 80-byte cells
+  EXPECT_EQ(p->step.face_bytes, 4 * 8 * 80);
+  const double t_comm = face / 84.12e6;
+  const double alpha = 64 * 39.6 * ns;
+  const double sweep = 6 * (49.2 * us + std::max(alpha, t_comm) + 75.2 * us);
+  const double copy = 6 * (49.2 * us + t_comm + 75.2 * us);
+  // One barrier round between 2 nodes, twice; the exchange: 49.2 us + 4097 bytes.
+  const double between = 2 * 75.2 * us + 49.2 * us + 4097.0 / 84.12e6;
+  EXPECT_NEAR(p->sweep.count(), sweep, 1e-12 * sweep);
+  EXPECT_NEAR(p->copy_sweep.count(), copy, 1e-12 * copy);
+  EXPECT_NEAR(p->between.count(), between, 1e-12 * between);
+  const double total = 16 * sweep + copy + 16 * between;
+  EXPECT_NEAR(p->total.count(), total, 1e-12 * total);
+  EXPECT_EQ(p->sweeps, 17);
+  // One node: no faces and nothing between the sweeps; the copy sweep costs nothing.
+  const Plan one = make_plan({4, 4, 32}, 8, 1, 1);
+  auto q = predict(one, m, o);
+  ASSERT_TRUE(q) << q.error().message;
+  EXPECT_EQ(q->between.count(), 0.0);
+  EXPECT_EQ(q->copy_sweep.count(), 0.0);
+  EXPECT_NEAR(q->total.count(), 16 * q->sweep.count(), 1e-15);
+}
+
+TEST(CostModelWorkload, one_sweep_is_the_seeds_prediction_and_bad_workloads_are_refused) {
+  const Machine m = sci(49.2, 75.2);
+  const Plan plan = make_plan({12, 12, 524288}, 3641, 9, 1);
+  auto p = predict(plan, m, {});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->total.count(), p->step.step.count() * static_cast<double>(p->steps));
+  EXPECT_EQ(p->total, p->sweep);
+  ModelOptions bad;
+  bad.workload.sweeps = 2;
+  bad.workload.copy_sweeps = 3;
+  auto q = predict(plan, m, bad);
+  ASSERT_FALSE(q);
+  EXPECT_EQ(q.error().message,
+            "workload of 2 sweeps (3 copying), 0 bytes between sweeps, 0-byte elements: needs "
+            "sweeps >= 1, 0 <= copy sweeps <= sweeps, bytes >= 0");
+  EXPECT_EQ(tp::model::barrier_rounds(1), 0);
+  EXPECT_EQ(tp::model::barrier_rounds(2), 1);
+  EXPECT_EQ(tp::model::barrier_rounds(5), 3);
+  EXPECT_EQ(tp::model::barrier_rounds(8), 3);
+}
+
+// sor2d, T = 4 sweeps of a 6x6 grid: the planner's skewed box (t, i + t, j + t) is 4 x 9 x 9;
+// its faces carry the low halo of the other dimensions.
+TEST(CostModelWorkload, sor_runs_in_the_skewed_box_with_halo_faces) {
+  DependenceMatrix deps =
+      *DependenceMatrix::make(3, {{0, 1, 0}, {0, 0, 1}, {1, -1, 0}, {1, 0, -1}, {1, 0, 0}});
+  auto t = tp::plan::transform_space({4, 6, 6}, deps);
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->box.extents, (Index{4, 9, 9}));
+  PlanRequest r;
+  r.size = t->box.extents;
+  r.deps = t->deps;
+  r.tile_kind = tp::plan::TileSpecKind::extents;
+  r.tile_extents = {4, 3, 9};
+  r.nodes = 3;
+  r.mesh = {1, 3};
+  r.map_dim = 3;
+  auto plan = Plan::make(r);
+  ASSERT_TRUE(plan) << plan.error().message;
+  // Tiles 4 x 3 x 9: 1 x 3 x 1 of them, one per node along i (dimension 2), one tile along j
+  // (the mapping dimension). Overlap: each node starts two steps after its predecessor, so the
+  // last tile runs at step 2 x 2 = 4: 5 steps.
+  EXPECT_EQ(plan->steps(), 5);
+  const Machine m = sci(49.2, 75.2);
+  ModelOptions o;
+  o.workload.element_bytes = 8;
+  o.workload.face_halo = true;
+  auto p = predict(*plan, m, o);
+  ASSERT_TRUE(p) << p.error().message;
+  // Across i: (4 + 1) x (9 + 1) doubles (across t nothing: one node along t).
+  EXPECT_EQ(p->step.face_bytes, 5 * 10 * 8);
+  const double alpha = 4 * 3 * 9 * 39.6 * ns;
+  const double step = 49.2 * us + std::max(alpha, 400 / 84.12e6) + 75.2 * us;
+  EXPECT_NEAR(p->total.count(), 5 * step, 1e-12 * 5 * step);
+  o.workload.face_halo = false;
+  auto q = predict(*plan, m, o);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->step.face_bytes, 4 * 9 * 8);
 }
 
 }  // namespace

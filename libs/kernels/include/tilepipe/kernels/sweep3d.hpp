@@ -129,6 +129,10 @@ class Sweep3d {
     std::vector<double> sum;     ///< phi of the home cells so far (all of it after an iteration)
     std::vector<double> home;    ///< the home cells' source of the next iteration
     std::vector<double> source;  ///< per point, the source of its cell in the octant swept
+    std::vector<std::vector<double>> to, from;  ///< the exchange's buffers, per rank
+    /// The sweeps add the p_o of the cells at home here into `sum` themselves (set by the first
+    /// after_sweep, once `mine` is known).
+    bool fused = false;
   };
 
   Sweep3d(const Point<3>& n, const Sweep3dParams& p);

@@ -12,6 +12,26 @@
 
 namespace tp::model {
 
+/// What a kernel adds to its plan's pipeline (docs/model.md, "Repeated sweeps and kernels'
+/// faces"): the defaults describe one sweep of a kernel whose faces are one layer of its tiles.
+struct Workload {
+  /// The plan's space is swept this many times one after another (a resident kernel's
+  /// RunOptions::sweeps; sweep3d: 8 T + 1), each sweep a whole pipeline with its fill and drain,
+  /// every rank finishing a sweep before any starts the next. >= 1.
+  std::int64_t sweeps = 1;
+  /// Of those, the sweeps whose tiles compute nothing worth counting (sweep3d's final sweep only
+  /// copies phi): their steps cost the step's communication alone. <= sweeps.
+  std::int64_t copy_sweeps = 0;
+  /// Bytes the nodes send between two sweeps, all together (a kernel's after_sweep; 0: none);
+  /// each node is charged its share ceil(bytes / nodes), when there are several.
+  std::int64_t between_sweep_bytes = 0;
+  /// Bytes of one face point; 0: the machine file's element_bytes.
+  std::int64_t element_bytes = 0;
+  /// Faces carry one more point in every other dimension (the low halo a frontier kernel
+  /// passes on for diagonal dependences, as sor's do): prod_{d != k} (w_d + 1) points.
+  bool face_halo = false;
+};
+
 /// Model options that the plan does not carry.
 struct ModelOptions {
   std::string kernel;         ///< selects the machine's per-kernel compute cost; empty: default
@@ -22,6 +42,7 @@ struct ModelOptions {
   /// step (nothing left to send) move no face and cost t_comp alone. Off: the seeds' formulas,
   /// every one of the P steps at full length (docs/model.md, "Fill and drain").
   bool edge_steps = false;
+  Workload workload{};  ///< sweeps, the kernel's faces
 };
 
 /// One time step's parts and its length. All durations are per step.
@@ -47,9 +68,20 @@ struct Prediction {
   bool comm_thread = false;
   std::int64_t steps = 0;  ///< from the plan
   StepTime step;
-  Seconds total{0};             ///< steps x step (edge_steps: (steps - k) x step + k x t_comp)
+  Seconds total{0};             ///< sweeps x sweep + (sweeps - 1) x between (one sweep: sweep)
   std::int64_t edge_steps = 0;  ///< k: steps without communication counted at t_comp alone
+  /// One sweep: steps x step (edge_steps: (steps - k) x step + k x t_comp).
+  Seconds sweep{0};
+  std::int64_t sweeps = 1;       ///< Workload::sweeps
+  std::int64_t copy_sweeps = 0;  ///< Workload::copy_sweeps
+  Seconds copy_sweep{0};         ///< one copy sweep: the steps at t_comp = 0
+  /// Between two sweeps: two barriers of ceil(log2 nodes) rounds of t_sync each and the
+  /// kernel's exchange (t_start + f(ceil(between_sweep_bytes / nodes))); 0 on one node.
+  Seconds between{0};
 };
+
+/// Rounds of a dissemination barrier over `nodes` ranks: ceil(log2 nodes) (0 for one).
+std::int64_t barrier_rounds(std::int64_t nodes);
 
 /// beta = alpha (N + D)/N + (N + D - 1) t_sync_in: m CPUs in a grid of depth D = sum (m_k - 1)
 /// computing their vertically grouped tiles as N skewed subtiles each (seed 002 (6), D = 1).
@@ -64,12 +96,15 @@ std::int64_t best_subtiles(Seconds alpha, Seconds t_sync_in, std::int64_t depth,
 
 /// Bytes node sends per step to each successor node, per mesh dimension (0 where it sends
 /// nothing): (m / m_k) prod_{d != k} w_d x (the deepest dependence along k) x element bytes,
-/// for every non-mapping k with p_k > 1. Rectangular tilings only; errors past 2^63 bytes.
+/// for every non-mapping k with p_k > 1 (face_halo: prod_{d != k} (w_d + 1)). Rectangular
+/// tilings only; errors past 2^63 bytes.
 Expected<std::vector<std::int64_t>> face_bytes_per_neighbour(const plan::Plan& plan,
-                                                             std::int64_t element_bytes);
+                                                             std::int64_t element_bytes,
+                                                             bool face_halo = false);
 
 /// The predicted time of a plan on a machine. Errors: a non-rectangular tiling, comm_thread
-/// outside overlap + hyperplane, subtiles outside [1, tile height].
+/// outside overlap + hyperplane, subtiles outside [1, tile height], a workload with sweeps < 1,
+/// copy_sweeps outside [0, sweeps] or negative bytes.
 Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
                              const ModelOptions& options);
 

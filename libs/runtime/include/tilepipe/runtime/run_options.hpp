@@ -54,6 +54,9 @@ struct RunOptions {
   /// schedule, grouping) is chosen by the model.
   std::optional<model::Machine> machine;
   std::string kernel_name;  ///< the machine file's per-kernel compute cost to use ("" default)
+  /// The kernel's workload for the cost model (face elements, sweeps that copy, bytes between
+  /// sweeps); its sweeps are `sweeps` above.
+  model::Workload workload{};
 };
 
 /// A plan and, when the cost model chose part of it, the choice.
