@@ -258,6 +258,7 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   auto kernel = make_kernel(o, in);
   if (!kernel) return report_error(kernel.error());
   runtime::RunOptions run;
+  run.last_words = &print_last_words;
   run.nodes = o.nodes_given || !comm::World::launched_by_mpi() ? o.nodes : 0;
   run.cpus = o.cpus;
   run.map_dim = 2;

@@ -77,6 +77,15 @@ void print_error_line(std::string_view message) {
   fmt::print(stderr, "tilepipe: error: {}\n", escape_controls(message));
 }
 
+void print_last_words(const Error& error) noexcept {
+  try {
+    print_error_line(format_error(error));
+  } catch (...) {
+    std::fputs("tilepipe: error: (the error could not be formatted)\n", stderr);
+  }
+  std::fflush(stderr);
+}
+
 Expected<OutputFile> check_output(std::string_view flag, std::string path) {
   auto out = OutputFile::make(std::move(path));
   if (!out) {

@@ -49,6 +49,11 @@ std::string escape_controls(std::string_view text);
 /// writes an error line.
 void print_error_line(std::string_view message);
 
+/// The last-words sink (tp::set_last_words_sink, RunOptions::last_words): the line report_error
+/// prints, flushed, for an error that ends the process before it returns (an MPI job about to be
+/// aborted).
+void print_last_words(const Error& error) noexcept;
+
 /// Checks an output path named by `flag` before any work (tp::OutputFile::make); an error names
 /// the flag: "--trace: cannot write 'x/t.json': directory 'x' does not exist".
 Expected<OutputFile> check_output(std::string_view flag, std::string path);

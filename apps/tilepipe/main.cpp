@@ -1,6 +1,8 @@
 // tilepipe: dispatches `tilepipe <command> ...` to the registered subcommands.
 #include "command.hpp"
 
+#include <tilepipe/support/last_words.hpp>
+
 #include <fmt/core.h>
 
 #include <cstdio>
@@ -21,6 +23,7 @@ void print_usage(std::FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tp::set_last_words_sink(&tp::app::print_last_words);
   if (argc < 2) {
     // Bad input like any other: one line, exit 2; the usage is one --help away.
     tp::app::print_error_line(

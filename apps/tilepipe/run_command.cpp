@@ -468,6 +468,7 @@ int run_run(int argc, char** argv) {
   auto request = f.plan.to_choice_request();
   if (!request) return report_error(request.error());
   runtime::RunOptions o;
+  o.last_words = &print_last_words;
   const plan::PlanRequest& base = request->base;
   o.nodes = app.count("--nodes") > 0 ? base.nodes : 0;
   o.cpus = f.cpus_given ? base.cpus : 0;

@@ -158,6 +158,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"--deps", "1,0;0,1", "--size", "8x8", "--tiling-matrix", "1/4,1/4;1/2,1/2"},
                  "tiling matrix [[1/4, 1/4], [1/2, 1/2]] is singular (det = 0): its rows must "
                  "be linearly independent"},
+        BadInput{{"--deps", "1,0;0,11", "--size", "64x64", "--tiling-matrix",
+                  "1/4,0;0,1520991301842736.5408", "--nodes", "2", "--cpus", "2"},
+                 "tiling matrix: H d overflows 64 bits for dependence (0, 11) (entries of H too "
+                 "large)"},
         BadInput{{"--deps", "1,0;0,1", "--size", "8x8", "--tiling-matrix", "1/4,x;0,1/4"},
                  "--tiling-matrix entry (1,2): 'x' is not a number (e.g. 1/4)"},
         BadInput{with({"--size", "12x12x64"}),

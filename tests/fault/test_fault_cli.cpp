@@ -24,6 +24,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -44,7 +45,9 @@ enum class Fault {
   term_launcher,
   hup_launcher,
   kill_launcher,
-  thread_start
+  thread_start,
+  stop_at_setup,  ///< mpirun: a rank stops before it joins the job (TILEPIPE_FAULT_STOP_RANK)
+  rank_throws     ///< mpirun: a rank's kernel throws (the test plugin's throw_row)
 };
 
 const char* name_of(Fault f) {
@@ -65,6 +68,10 @@ const char* name_of(Fault f) {
       return "kill -9 the launcher";
     case Fault::thread_start:
       return "thread starts fail";
+    case Fault::stop_at_setup:
+      return "SIGSTOP of a rank before it joins";
+    case Fault::rank_throws:
+      return "a rank's kernel throws";
   }
   return "?";
 }
@@ -81,6 +88,9 @@ struct Case {
   std::string text;
   bool mpirun = false;    ///< launched by mpirun (the launcher is mpirun, the ranks its children)
   std::string vader_dir;  ///< mpirun: Open MPI's shared-memory segments go here (checked empty)
+  std::vector<std::string> env;  ///< more environment for tilepipe
+  std::string line;              ///< when set: the one line stderr must hold (a regular expression)
+  std::chrono::seconds limit{10};  ///< the bound on the time from the fault to the exit
 };
 
 std::string fasta_path(const char* name, std::size_t length, std::uint64_t seed) {
@@ -380,6 +390,7 @@ bool run_case(const Case& c) {
     env = {std::string("LD_PRELOAD=") + TILEPIPE_FAULT_SHIM, "TILEPIPE_FAULT_THREADS=0"};
     if (TILEPIPE_ASAN) env.emplace_back("ASAN_OPTIONS=verify_asan_link_order=0");
   }
+  env.insert(env.end(), c.env.begin(), c.env.end());
   Child child(c.argv, env);
   const auto started = Clock::now();
   Clock::time_point faulted = started;
@@ -408,6 +419,8 @@ bool run_case(const Case& c) {
       sig = SIGKILL;
       break;
     case Fault::thread_start:
+    case Fault::stop_at_setup:
+    case Fault::rank_throws:
       break;
   }
   bool delivered = false;
@@ -429,10 +442,10 @@ bool run_case(const Case& c) {
       delivered = ::kill(victim, sig) == 0;
     }
   }
-  const bool ended = child.wait_end(faulted + std::chrono::seconds(10));
-  EXPECT_TRUE(ended) << "no exit within 10 s of the fault (a hang)";
+  const bool ended = child.wait_end(faulted + c.limit);
+  EXPECT_TRUE(ended) << "no exit within " << c.limit.count() << " s of the fault (a hang)";
   const double exit_s = std::chrono::duration<double>(child.ended - faulted).count();
-  EXPECT_LT(exit_s, 10.0);
+  EXPECT_LT(exit_s, static_cast<double>(c.limit.count()));
 
   // No process outlives the launcher (orphans are ours now; PR_SET_PDEATHSIG ends them).
   const auto reap_limit = Clock::now() + std::chrono::seconds(3);
@@ -473,12 +486,13 @@ bool run_case(const Case& c) {
     EXPECT_TRUE(err.empty()) << child.err;
     EXPECT_TRUE(complete) << "exit 0 with incomplete output: " << child.out;
     EXPECT_NE(c.fault, Fault::thread_start) << "no thread may start, yet the run succeeded";
+    EXPECT_TRUE(c.line.empty()) << "the fault cannot come too late, yet the run succeeded";
     return false;
   }
   if (c.mpirun) {
     // mpirun ends the job (137/143 for a rank killed by SIGKILL/SIGTERM, 1 otherwise); stderr
     // holds at most one line, tilepipe's, and stdout nothing or the whole result.
-    EXPECT_TRUE(delivered || c.fault == Fault::thread_start);
+    EXPECT_TRUE(delivered || sig == 0);
     EXPECT_FALSE(child.signaled) << "mpirun itself died of signal " << child.code - 128;
     // Open MPI's own event library may warn as the job is torn down ("[warn] Epoll MOD(1) on fd
     // 29 failed ... Bad file descriptor", seen under ASan): mpirun's lines, not tilepipe's.
@@ -489,6 +503,14 @@ bool run_case(const Case& c) {
     EXPECT_LE(ours.size(), 1U) << child.err;
     if (!ours.empty()) {
       EXPECT_EQ(ours[0].rfind("tilepipe: error: ", 0), 0U) << ours[0];
+    }
+    if (!c.line.empty()) {
+      // The rank's own line, once, before MPI_Abort ended the job.
+      EXPECT_EQ(child.code, 1);
+      EXPECT_EQ(ours.size(), 1U) << child.err;
+      if (ours.size() == 1U) {
+        EXPECT_TRUE(std::regex_match(ours[0], std::regex(c.line))) << ours[0];
+      }
     }
     EXPECT_TRUE(child.out.empty() || complete) << "partial output: " << child.out;
     return true;
@@ -568,6 +590,10 @@ bool run_case(const Case& c) {
       EXPECT_TRUE(child.out.empty()) << "partial output: " << child.out;
       break;
     }
+    case Fault::stop_at_setup:
+    case Fault::rank_throws:
+      ADD_FAILURE() << "an mpirun-only fault";
+      break;
   }
   return true;
 }
@@ -614,6 +640,57 @@ void run_mpirun_fault(Fault fault) {
   std::printf("mpirun, %s: %d of %d faults struck a working run\n", name_of(fault), t.hit, t.cases);
   if (std::getenv("TILEPIPE_FAULT_SEED") == nullptr) {
     EXPECT_GE(t.hit, 1) << "every fault came after the run's end: the runs are too short";
+  }
+}
+
+/// mpirun -np `ranks` with Open MPI's segments in a private directory, then `args`.
+Case mpirun_case(Fault fault, int ranks, const std::vector<std::string>& args) {
+  Case c;
+  c.fault = fault;
+  c.mpirun = true;
+  c.ranks = ranks;
+  c.vader_dir = ::testing::TempDir() + "tp_fault_vader_" + std::to_string(::getpid()) + "_" +
+                std::to_string(static_cast<int>(fault));
+  c.argv = {TILEPIPE_MPIEXEC};
+  for (const auto& w : words_of(TILEPIPE_MPIEXEC_FLAGS)) c.argv.push_back(w);
+  c.argv.insert(c.argv.end(), {"-q", "--mca", "btl_vader_backing_directory", c.vader_dir, "-np",
+                               std::to_string(ranks), TILEPIPE_EXE});
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  // Generous: mpirun's start and teardown under ASan on a loaded machine, plus the timeout.
+  c.limit = std::chrono::seconds(60);
+  c.text = name_of(fault);
+  for (const auto& a : c.argv) c.text += " " + a;
+  return c;
+}
+
+// A rank stopped before it joins the job (as if SIGSTOPped in its first milliseconds): the others
+// wait in MPI_Init, out of the progress watchdog's sight; the set-up watchdog ends the job after
+// the progress timeout, with one line naming the stopped rank (issue 16).
+TEST(FaultMpirun, a_rank_stopped_before_it_joins_ends_the_job_naming_it) {
+  for (const int ranks : {2, 3}) {
+    Case c = mpirun_case(Fault::stop_at_setup, ranks,
+                         {"run", "--kernel", "wave2d", "--size", "64x4096", "--tile", "16",
+                          "--sync", "block", "--progress-timeout", "1"});
+    c.env = {"TILEPIPE_FAULT_STOP_RANK=1"};
+    // With 3 ranks, ranks 0 and 2 both wait: the lower speaks, the other stays silent.
+    c.line = R"(tilepipe: error: \[rank 0\] no progress in the MPI job's set-up for 1 s )"
+             R"(\(progress timeout\): rank 1 \(pid \d+\) is stopped)";
+    std::printf("fault case %s\n", c.text.c_str());
+    EXPECT_TRUE(run_case(c));
+  }
+}
+
+// A rank's kernel throws under mpirun: its error line reaches stderr once, before MPI_Abort ends
+// the job (issue 16: every error a rank raises reaches the user once, with its rank once).
+TEST(FaultMpirun, a_rank_that_throws_says_why_before_the_job_is_aborted) {
+  for (const char* transport : {"auto", "mpi"}) {
+    Case c = mpirun_case(Fault::rank_throws, 2,
+                         {"run", "--plugin", TILEPIPE_TEST_PLUGIN, "--kernel", "scaled", "--size",
+                          "40x40", "--tile", "8", "--map-dim", "2", "--param", "throw_row=40",
+                          "--sync", "block", "--transport", transport});
+    c.line = R"(tilepipe: error: \[rank 1\] tile at \(\d+, \d+\): kernel failed: row 40 is cursed)";
+    std::printf("fault case %s\n", c.text.c_str());
+    EXPECT_TRUE(run_case(c));
   }
 }
 

@@ -229,6 +229,10 @@ class Engine {
   /// Called instead of the on_destroy hook when the world failed (a lost peer, the progress
   /// watchdog): under MPI, MPI_Abort, since MPI_Finalize would wait for the failed peer.
   void set_on_abort(void (*fn)()) noexcept { on_abort_ = fn; }
+  [[nodiscard]] bool aborts_when_failed() const noexcept { return on_abort_ != nullptr; }
+  [[nodiscard]] bool failed() const noexcept { return failed_.load(); }
+  /// Fails the world with `error` unless it failed already (World::abandon).
+  void abandon(const Error& error);
 
  private:
   Engine(const Config& config, int rank, int size);

@@ -131,6 +131,14 @@ Error Engine::stall(int awaited) {
   return e;
 }
 
+void Engine::abandon(const Error& error) {
+  std::lock_guard lock(mu_);
+  if (!failed_) {
+    failure_ = error.on_rank(rank_);
+    failed_ = true;
+  }
+}
+
 template <class Done>
 Status Engine::wait_until(Done&& done, int awaited) {
   using clock = std::chrono::steady_clock;

@@ -186,6 +186,15 @@ std::string_view World::transport_to(int peer) const noexcept {
 RendezvousMode World::rendezvous_mode() const noexcept {
   return engine_->rendezvous_mode();
 }
+bool World::failed() const noexcept {
+  return engine_->failed();
+}
+void World::abandon(const Error& error) {
+  engine_->abandon(error);
+}
+bool World::aborts_when_failed() const noexcept {
+  return engine_->aborts_when_failed();
+}
 
 Expected<Request> World::isend(int dest, int tag, std::span<const std::byte> data) {
   TP_TRY(check_user_tag(tag, false, "send"));

@@ -101,22 +101,44 @@ std::optional<Rational> RationalMatrix::determinant() const {
   return det;
 }
 
-std::vector<Rational> RationalMatrix::apply(const std::vector<std::int64_t>& x) const {
+std::optional<std::vector<Rational>> RationalMatrix::checked_apply(
+    const std::vector<std::int64_t>& x) const {
   TP_EXPECTS(static_cast<int>(x.size()) == n_);
   std::vector<Rational> y(static_cast<std::size_t>(n_));
   for (int r = 0; r < n_; ++r) {
     Rational s = 0;
-    for (int c = 0; c < n_; ++c) s = s + at(r, c) * Rational(x[static_cast<std::size_t>(c)]);
+    for (int c = 0; c < n_; ++c) {
+      const std::int64_t xc = x[static_cast<std::size_t>(c)];
+      if (xc == INT64_MIN) return std::nullopt;  // not a Rational
+      auto term = checked_mul(at(r, c), Rational(xc));
+      auto sum = term ? checked_add(s, *term) : std::nullopt;
+      if (!sum) return std::nullopt;
+      s = *sum;
+    }
     y[static_cast<std::size_t>(r)] = s;
   }
   return y;
 }
 
-std::vector<std::int64_t> RationalMatrix::apply_floor(const std::vector<std::int64_t>& x) const {
-  const auto y = apply(x);
-  std::vector<std::int64_t> out(y.size());
-  for (std::size_t i = 0; i < y.size(); ++i) out[i] = y[i].floor();
+std::vector<Rational> RationalMatrix::apply(const std::vector<std::int64_t>& x) const {
+  auto y = checked_apply(x);
+  TP_ASSERT(y.has_value());
+  return std::move(*y);
+}
+
+std::optional<std::vector<std::int64_t>> RationalMatrix::checked_apply_floor(
+    const std::vector<std::int64_t>& x) const {
+  const auto y = checked_apply(x);
+  if (!y) return std::nullopt;
+  std::vector<std::int64_t> out(y->size());
+  for (std::size_t i = 0; i < y->size(); ++i) out[i] = (*y)[i].floor();
   return out;
+}
+
+std::vector<std::int64_t> RationalMatrix::apply_floor(const std::vector<std::int64_t>& x) const {
+  auto y = checked_apply_floor(x);
+  TP_ASSERT(y.has_value());
+  return std::move(*y);
 }
 
 bool RationalMatrix::is_diagonal() const {

@@ -118,9 +118,14 @@ Status check_legal(const Tiling& tiling, const DependenceMatrix& deps) {
                                             std::to_string(tiling.dims()));
   }
   for (const auto& d : deps.vectors()) {
-    const auto hd = tiling.h().apply(d);
+    const auto hd = tiling.h().checked_apply(d);
+    if (!hd) {
+      // |(H d)_k| beyond 2^63 is far from the [0, 1) legality asks for: say so, with the cause.
+      return fail(Errc::out_of_range, "tiling matrix: H d overflows 64 bits for dependence " +
+                                          to_string(d) + " (entries of H too large)");
+    }
     for (int k = 0; k < tiling.dims(); ++k) {
-      const Rational v = hd[static_cast<std::size_t>(k)];
+      const Rational v = (*hd)[static_cast<std::size_t>(k)];
       if (v < Rational(0)) {
         return fail(Errc::illegal_tiling,
                     "illegal tiling: dependence " + to_string(d) + " has (H d)_" +
@@ -167,15 +172,20 @@ Expected<std::vector<Index>> tile_dependences(const Tiling& tiling, const Depend
     return std::vector<Index>(out.begin(), out.end());
   }
   // General H: tile 0 is P [0,1)^n; bound it by the images of the unit cube's vertices.
+  const char* overflow =
+      "tiling matrix: the tiles' coordinates overflow 64 bits (entries of H or "
+      "H^-1 too large)";
   Index lo(static_cast<std::size_t>(n), INT64_MAX);
   Index hi(static_cast<std::size_t>(n), INT64_MIN);
   for (std::size_t mask = 0; mask < (std::size_t{1} << n); ++mask) {
     Index y(static_cast<std::size_t>(n));
     for (int k = 0; k < n; ++k) y[static_cast<std::size_t>(k)] = (mask >> k) & 1U;
-    const auto x = tiling.p().apply(y);
-    for (std::size_t k = 0; k < x.size(); ++k) {
-      lo[k] = std::min(lo[k], x[k].floor());
-      hi[k] = std::max(hi[k], x[k].floor() + 1);
+    const auto x = tiling.p().checked_apply(y);
+    if (!x) return fail(Errc::out_of_range, overflow);
+    for (std::size_t k = 0; k < x->size(); ++k) {
+      if ((*x)[k].floor() == INT64_MAX) return fail(Errc::out_of_range, overflow);
+      lo[k] = std::min(lo[k], (*x)[k].floor());
+      hi[k] = std::max(hi[k], (*x)[k].floor() + 1);
     }
   }
   if (box_volume(lo, hi) > enumeration_limit) {
@@ -184,15 +194,33 @@ Expected<std::vector<Index>> tile_dependences(const Tiling& tiling, const Depend
                     " candidate points; use rectangular tiles or a smaller H^-1");
   }
   const Index zero(static_cast<std::size_t>(n), 0);
+  bool overflowed = false;
   for_each_in_box(lo, hi, [&](const Index& j0) {
-    if (tiling.h().apply_floor(j0) != zero) return;
+    if (overflowed) return;
+    const auto t0 = tiling.h().checked_apply_floor(j0);
+    if (!t0 || *t0 != zero) {
+      overflowed = !t0;
+      return;
+    }
     for (const auto& d : deps.vectors()) {
       Index x = j0;
-      for (int k = 0; k < n; ++k) x[static_cast<std::size_t>(k)] += d[static_cast<std::size_t>(k)];
-      Index ds = tiling.h().apply_floor(x);
-      if (ds != zero) out.insert(std::move(ds));
+      for (int k = 0; k < n; ++k) {
+        auto xk = checked_add(x[static_cast<std::size_t>(k)], d[static_cast<std::size_t>(k)]);
+        if (!xk) {
+          overflowed = true;
+          return;
+        }
+        x[static_cast<std::size_t>(k)] = *xk;
+      }
+      auto ds = tiling.h().checked_apply_floor(x);
+      if (!ds) {
+        overflowed = true;
+        return;
+      }
+      if (*ds != zero) out.insert(std::move(*ds));
     }
   });
+  if (overflowed) return fail(Errc::out_of_range, overflow);
   return std::vector<Index>(out.begin(), out.end());
 }
 
@@ -224,7 +252,20 @@ Expected<TileSpace> TileSpace::make(const IterationSpace& space, const Tiling& t
   }
   std::set<Index> tiles;
   const Index ones(static_cast<std::size_t>(n), 1);
-  for_each_in_box(ones, space.extents(), [&](const Index& j) { tiles.insert(tiling.tile_of(j)); });
+  bool overflowed = false;
+  for_each_in_box(ones, space.extents(), [&](const Index& j) {
+    if (overflowed) return;
+    auto t = tiling.h().checked_apply_floor(minus_one(j));
+    if (t) {
+      tiles.insert(std::move(*t));
+    } else {
+      overflowed = true;
+    }
+  });
+  if (overflowed) {
+    return fail(Errc::out_of_range,
+                "tiling matrix: the tiles' coordinates overflow 64 bits (entries of H too large)");
+  }
   ts.lower_ = *tiles.begin();
   ts.upper_ = *tiles.begin();
   for (const auto& t : tiles) {

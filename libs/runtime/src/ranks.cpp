@@ -2,12 +2,14 @@
 // one shared anonymous mapping (per-rank error slots, then rank 0's bytes), never through stdio.
 #include <tilepipe/comm/launch.hpp>
 #include <tilepipe/runtime/ranks.hpp>
+#include <tilepipe/support/last_words.hpp>
 
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -91,6 +93,17 @@ std::int64_t mpi_job_size() {
   return 0;
 }
 
+int mpi_job_rank() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    const char* text = std::getenv(v);
+    if (text == nullptr) continue;
+    char* end = nullptr;
+    const long n = std::strtol(text, &end, 10);
+    if (end != text && *end == '\0' && n >= 0 && n < (1L << 30)) return static_cast<int>(n);
+  }
+  return -1;
+}
+
 bool joins_mpi(LaunchMode mode) {
   return mode == LaunchMode::mpi ||
          (mode == LaunchMode::automatic && comm::World::launched_by_mpi());
@@ -103,6 +116,12 @@ Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMod
                 "the MPI launch needs the ranks started by mpirun or srun (e.g. mpirun -np 2 ...)");
   }
   if (joins_mpi(mode)) {
+    // A test hook (docs/runtime.md): TILEPIPE_FAULT_STOP_RANK=r stops rank r (SIGSTOP) before it
+    // joins the job, as if it never came.
+    if (const char* stop = std::getenv("TILEPIPE_FAULT_STOP_RANK");
+        stop != nullptr && std::to_string(mpi_job_rank()) == stop) {
+      std::raise(SIGSTOP);
+    }
     auto world = comm::World::from_mpi(config);
     if (!world) return Unexpected{world.error()};
     if (const std::int64_t job = mpi_job_size(); job > 0 && job != world->size()) {
@@ -115,8 +134,18 @@ Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMod
                       ": start tilepipe with the launcher of the MPI it was built against");
     }
     auto out = body(*world);
-    if (!out)
-      return Unexpected{out.error().rank >= 0 ? out.error() : out.error().on_rank(world->rank())};
+    if (!out) {
+      Error e = out.error().on_rank(world->rank());
+      // A failure of this rank's own (not a bad input that every rank found alike) leaves peers
+      // waiting for it: MPI_Finalize would wait for them in turn, so the job is aborted. MPI_Abort
+      // ends every rank before this error could return: say it first, unless it only says that
+      // a peer was lost (the launcher reports the peer's death; its own rank says why).
+      if (!e.is_user_error()) world->abandon(e);
+      if (world->failed() && world->aborts_when_failed() && e.code != Errc::peer_lost) {
+        say_last_words(e);
+      }
+      return Unexpected{std::move(e)};
+    }
     RanksResult r{world->rank(), world->rank() == 0, {}};
     if (r.root) r.bytes = std::move(*out);
     return r;

@@ -109,6 +109,30 @@ TEST(TileSpace, general_matrix_enumerates_exactly_the_touched_tiles) {
   EXPECT_FALSE(ts.is_box());
 }
 
+TEST(Tiling, huge_matrix_entries_overflow_into_errors_not_aborts) {
+  // The fuzzer's finding (tests/fuzz/corpus/fuzz_plan_values/tiling-matrix-overflow-abort): H d
+  // = 11 * 950619563651710338/625 does not fit 64 bits.
+  auto h = *tp::plan::parse_rational_matrix("1/4,0;0,1520991301842736.5408", "H");
+  auto t = *Tiling::general(h);
+  auto legal = check_legal(t, *DependenceMatrix::parse("1,0;0,11"));
+  ASSERT_FALSE(legal);
+  EXPECT_EQ(legal.error().code, tp::Errc::out_of_range);
+  EXPECT_EQ(legal.error().message,
+            "tiling matrix: H d overflows 64 bits for dependence (0, 11) (entries of H too large)");
+  // Legal for (1, 0) alone, but the tile of point (1, 64) is 63 * that entry: the tile space
+  // overflows.
+  const auto deps = *DependenceMatrix::parse("1,0");
+  ASSERT_TRUE(check_legal(t, deps));
+  EXPECT_TRUE(tile_dependences(t, deps));
+  auto ts = TileSpace::make(*IterationSpace::make({64, 64}), t);
+  ASSERT_FALSE(ts);
+  EXPECT_EQ(ts.error().code, tp::Errc::out_of_range);
+  EXPECT_EQ(ts.error().message,
+            "tiling matrix: the tiles' coordinates overflow 64 bits (entries of H too large)");
+  EXPECT_EQ(t.h().checked_apply({1, 11}), std::nullopt);
+  EXPECT_EQ(t.h().checked_apply_floor({4, 0}), (std::optional<Index>{Index{1, 0}}));
+}
+
 TEST(IterationSpace, rejects_overflowing_point_counts_and_bad_dims) {
   auto big = IterationSpace::make({1LL << 40, 1LL << 40});
   ASSERT_FALSE(big);

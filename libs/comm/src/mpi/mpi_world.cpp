@@ -1,6 +1,7 @@
 // World::from_mpi: MPI init, host split (MPI_Comm_split_type SHARED), shm segment among host ranks.
 #include "../engine.hpp"
 #include "mpi_net.hpp"
+#include "mpi_watchdog.hpp"
 
 #include <unistd.h>
 
@@ -42,6 +43,14 @@ struct SegmentDescriptor {
 Expected<World> World::from_mpi(const Config& config) {
   TP_TRY(config.validate());
   int rank = -1;
+  // A rank that never comes (stopped or hung before or during MPI_Init) keeps the others in
+  // MPI_Init or a collective below, out of the progress watchdog's sight: the set-up as a whole
+  // gets the progress timeout too.
+  const detail::MpiWatchdog watchdog(config.progress_timeout, "the MPI job's set-up");
+  if (!watchdog.started()) {
+    return fail_at(detail::launcher_rank(), Errc::system,
+                   "cannot start the set-up watchdog thread: " + watchdog.why_not());
+  }
   int initialized = 0;
   MPI_Initialized(&initialized);
   bool we_initialized = false;

@@ -107,6 +107,17 @@ class World {
   /// The rendezvous mode actually used (automatic resolved at setup).
   [[nodiscard]] RendezvousMode rendezvous_mode() const noexcept;
 
+  /// True once the world has failed: a peer lost, the progress watchdog, or abandon(). Every
+  /// later call fails with the first failure. Thread-safe.
+  [[nodiscard]] bool failed() const noexcept;
+  /// Fails the world with `error` (unless it failed already): this rank cannot go on with its
+  /// peers (under MPI its destruction then aborts the job instead of waiting in MPI_Finalize for
+  /// peers that wait for it). Thread-safe.
+  void abandon(const Error& error);
+  /// True when destroying a failed world aborts the whole job (MPI_Abort: a World that
+  /// initialised MPI), so that no error this rank returns would reach its caller.
+  [[nodiscard]] bool aborts_when_failed() const noexcept;
+
   /// Starts sending `data` to `dest` with `tag` (0..max_tag). `data` must stay valid and unchanged
   /// until the request completes.
   Expected<Request> isend(int dest, int tag, std::span<const std::byte> data);

@@ -5,6 +5,7 @@
 #include <tilepipe/support/expected.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,10 +32,17 @@ class RationalMatrix {
   [[nodiscard]] Expected<RationalMatrix> inverse() const;
   /// The determinant (exact), or nullopt on overflow.
   [[nodiscard]] std::optional<Rational> determinant() const;
-  /// M x for an integer vector x (x.size() == n).
+  /// M x for an integer vector x (x.size() == n); aborts on overflow (use checked_apply where
+  /// M or x come from input).
   [[nodiscard]] std::vector<Rational> apply(const std::vector<std::int64_t>& x) const;
-  /// floor(M x) component-wise: the tile (or group) that x belongs to.
+  /// M x, or nullopt when a product or sum overflows 64 bits.
+  [[nodiscard]] std::optional<std::vector<Rational>> checked_apply(
+      const std::vector<std::int64_t>& x) const;
+  /// floor(M x) component-wise: the tile (or group) that x belongs to; aborts on overflow.
   [[nodiscard]] std::vector<std::int64_t> apply_floor(const std::vector<std::int64_t>& x) const;
+  /// floor(M x), or nullopt on overflow.
+  [[nodiscard]] std::optional<std::vector<std::int64_t>> checked_apply_floor(
+      const std::vector<std::int64_t>& x) const;
   /// True when every entry off the diagonal is zero.
   [[nodiscard]] bool is_diagonal() const;
   /// "[[1/4, 0], [0, 1/8]]".

@@ -29,6 +29,10 @@ bool joins_mpi(LaunchMode mode);
 /// (Open MPI, MPICH/Hydra, Slurm); 0 when none says.
 std::int64_t mpi_job_size();
 
+/// This process's rank in the MPI job it was started in, from the launcher's environment; -1
+/// when none says.
+int mpi_job_rank();
+
 /// The body of a rank: rank 0 returns the bytes the caller gets back (others return anything,
 /// ignored), or an Error that ends the run.
 using RankBody = std::function<Expected<std::vector<std::byte>>(comm::World&)>;

@@ -203,6 +203,8 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
     return fail(Errc::invalid_argument, "the space has " + std::to_string(size.size()) +
                                             " dimensions, the kernel " + std::to_string(K::dims));
   }
+  // This copy of the library's sink (a plugin kernel runs in its own copy).
+  if (options.last_words != nullptr) set_last_words_sink(options.last_words);
   const bool mpi = joins_mpi(options.launch);
   std::int64_t nodes = options.nodes > 0 ? options.nodes : 1;
   if (mpi) {

@@ -9,6 +9,7 @@
 #include <tilepipe/plan/plan.hpp>
 #include <tilepipe/runtime/ranks.hpp>
 #include <tilepipe/support/expected.hpp>
+#include <tilepipe/support/last_words.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -57,6 +58,10 @@ struct RunOptions {
   /// The kernel's workload for the cost model (face elements, sweeps that copy, bytes between
   /// sweeps); its sweeps are `sweeps` above.
   model::Workload workload{};
+  /// Where an error goes that ends the process before run returns (under MPI: a failure that
+  /// aborts the job, MPI_Abort); installed with set_last_words_sink as run starts, so that it
+  /// reaches the copy of the library a plugin kernel runs in. Null: the sink already installed.
+  LastWordsSink last_words = nullptr;
 };
 
 /// A plan and, when the cost model chose part of it, the choice.
