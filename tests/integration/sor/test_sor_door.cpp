@@ -5,38 +5,18 @@
 #include <tilepipe/plan/transform.hpp>
 #include <tilepipe/run.hpp>
 
+#include "door_cases.hpp"
+
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
-
-#include <unistd.h>
 
 namespace {
 
 using tp::exec::Index;
 using tp::runtime::RunOptions;
-
-// The float64 values of an .npy file (version 1 header) and its shape text, e.g. "(7, 5)".
-std::vector<double> read_npy(const std::string& path, std::string& shape) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_GE(bytes.size(), 10U);
-  if (bytes.size() < 10) return {};
-  const std::size_t header = static_cast<unsigned char>(bytes[8]) +
-                             256 * static_cast<std::size_t>(static_cast<unsigned char>(bytes[9]));
-  EXPECT_NE(bytes.find("'descr': '<f8'"), std::string::npos);
-  EXPECT_NE(bytes.find("'fortran_order': False"), std::string::npos);
-  const auto at = bytes.find("'shape': ");
-  shape = at == std::string::npos ? "" : bytes.substr(at + 9, bytes.find(')', at) - at - 8);
-  std::vector<double> v((bytes.size() - 10 - header) / sizeof(double));
-  std::memcpy(v.data(), bytes.data() + 10 + header, v.size() * sizeof(double));
-  return v;
-}
 
 // The interior of the plain loop's (N_1+2) x ... array, row-major.
 std::vector<double> interior(const std::vector<double>& a, const std::vector<Index>& n) {
@@ -65,9 +45,7 @@ std::string shape_text(const std::vector<Index>& n) {
 }
 
 std::string output_path(int trial) {
-  return (std::filesystem::temp_directory_path() /
-          ("tp_sor_door_" + std::to_string(::getpid()) + "_" + std::to_string(trial) + ".npy"))
-      .string();
+  return tp::test::temp_npy_path("sor_door_" + std::to_string(trial));
 }
 
 template <int S>
@@ -85,13 +63,11 @@ void check(const tp::exec::Point<S>& n, std::int64_t t, double w, const RunOptio
   EXPECT_EQ(r->result, tp::kernels::sor_reference_checksum(reference, size)) << what;
   if (!o.output.empty()) {
     std::string shape;
-    const auto written = read_npy(o.output, shape);
+    const auto written = tp::test::read_npy(o.output, &shape);
     std::filesystem::remove(o.output);
-    const auto expected = interior(reference, size);
     EXPECT_EQ(shape, shape_text(size)) << what;
-    ASSERT_EQ(written.size(), expected.size()) << what;
-    EXPECT_EQ(std::memcmp(written.data(), expected.data(), expected.size() * sizeof(double)), 0)
-        << what;
+    tp::test::expect_same_bits(written, interior(reference, size), what);
+    if (::testing::Test::HasFatalFailure()) return;
   }
   if (o.verify) {
     ASSERT_TRUE(r->verified.has_value());
@@ -131,11 +107,8 @@ TEST(SorDoor, the_kernels_skew_is_the_planners_choice) {
   expect_planner_skew<3>();
 }
 
-bool plannable(const tp::plan::Index& space, const RunOptions& o) {
-  auto deps =
-      tp::plan::DependenceMatrix::make(3, {{0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}});
-  return deps && tp::runtime::plan_run(space, *deps, o.nodes, o).has_value();
-}
+// The dependences of sor2d in the skewed space (t, i, j) the door plans.
+const std::vector<tp::plan::Index> kSorDeps{{0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}};
 
 // Random grids (extents of 1 included), sweep counts, omega, time-tile heights and tile widths
 // that do not divide the extents, on 1-3 ranks x 1-2 CPUs; the seed is printed with each case.
@@ -163,7 +136,8 @@ TEST(SorDoor, sor2d_on_ranks_x_threads_equals_the_plain_loop) {
     o.comm.sync = tp::comm::SyncMode::block;
     // Tiles along the other dimensions at least as wide as the dependences (one row per CPU):
     // a grid too small for this mesh grows (an extent of 1 stays 1 where the mesh allows it).
-    for (int grow = 0; grow < 8 && !plannable({t, n1 + t - 1, n2 + t - 1}, o); ++grow) {
+    for (int grow = 0; grow < 8 && !tp::test::plannable({t, n1 + t - 1, n2 + t - 1}, kSorDeps, o);
+         ++grow) {
       if (grow % 2 == 0 || n2 == 1) n1 += 3;
       if (grow % 2 == 1 || n1 == 1) n2 += 3;
     }

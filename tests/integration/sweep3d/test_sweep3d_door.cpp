@@ -4,13 +4,12 @@
 #include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/run.hpp>
 
+#include "door_cases.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
 
@@ -21,25 +20,6 @@ namespace {
 using tp::exec::Index;
 using tp::kernels::Sweep3dParams;
 using tp::runtime::RunOptions;
-
-// The float64 values of an .npy file (version 1 header).
-std::vector<double> read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_GE(bytes.size(), 10U);
-  if (bytes.size() < 10) return {};
-  const std::size_t header = static_cast<unsigned char>(bytes[8]) +
-                             256 * static_cast<std::size_t>(static_cast<unsigned char>(bytes[9]));
-  EXPECT_NE(bytes.find("'descr': '<f8'"), std::string::npos);
-  std::vector<double> v((bytes.size() - 10 - header) / sizeof(double));
-  std::memcpy(v.data(), bytes.data() + 10 + header, v.size() * sizeof(double));
-  return v;
-}
-
-bool plannable(const tp::plan::Index& size, const RunOptions& o) {
-  auto deps = tp::plan::DependenceMatrix::make(3, {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}});
-  return deps && tp::runtime::plan_run(size, *deps, o.nodes, o).has_value();
-}
 
 void check(const tp::exec::Point<3>& n, const Sweep3dParams& p, RunOptions o,
            const std::string& what) {
@@ -53,9 +33,7 @@ void check(const tp::exec::Point<3>& n, const Sweep3dParams& p, RunOptions o,
   EXPECT_EQ(r->result, tp::kernels::sweep3d_checksum(phi)) << what;
   EXPECT_EQ(r->planned.plan.nodes(), o.nodes) << what;
   if (!o.output.empty()) {
-    const auto written = read_npy(o.output);
-    ASSERT_EQ(written.size(), phi.size()) << what;
-    EXPECT_EQ(std::memcmp(written.data(), phi.data(), phi.size() * sizeof(double)), 0) << what;
+    tp::test::expect_same_bits(tp::test::read_npy(o.output), phi, what);
   }
 }
 
@@ -112,7 +90,9 @@ TEST(Sweep3dDoor, on_ranks_x_threads_equals_the_plain_loop) {
       o.tile_height = draw(2, 4);
       o.map_dim = static_cast<int>(draw(1, 3));
       // A grid too small for this mesh grows (an extent of 1 stays where it can).
-      for (int grow = 0; grow < 8 && !plannable({n[0], n[1], n[2]}, o); ++grow) {
+      for (int grow = 0; grow < 8 && !tp::test::plannable({n[0], n[1], n[2]},
+                                                          {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, o);
+           ++grow) {
         n[static_cast<std::size_t>(grow % 3)] += 2;
       }
     }
@@ -142,8 +122,7 @@ TEST(Sweep3dDoor, on_ranks_x_threads_equals_the_plain_loop) {
 TEST(Sweep3dDoor, one_cell_s2_is_the_hand_computed_value) {
   const double mu = 1.0 / std::sqrt(3.0);
   const double c = 2.0 * mu;
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("tp_sweep3d_cell_" + std::to_string(::getpid()) + ".npy");
+  const std::string path = tp::test::temp_npy_path("sweep3d_cell");
   Sweep3dParams p;
   p.sigma_t = 0.75;
   p.source = 3.0;
@@ -163,11 +142,11 @@ TEST(Sweep3dDoor, one_cell_s2_is_the_hand_computed_value) {
   o.cpus = 1;
   o.tile_extents = tp::plan::Index{2, 2, 2};
   o.sweeps = k->sweeps();
-  o.output = path.string();
+  o.output = path;
   auto r = tp::runtime::run(*k, {1, 1, 1}, o);
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->result, tp::kernels::sweep3d_point_hash(0, phi));
-  const auto written = read_npy(path.string());
+  const auto written = tp::test::read_npy(path);
   ASSERT_EQ(written.size(), 1U);
   EXPECT_EQ(written[0], phi);
   std::filesystem::remove(path);

@@ -2,61 +2,24 @@
 // Each case prints its seed; rerun one with TILEPIPE_PROPERTY_SEED=<seed>.
 #include <tilepipe/plan/plan.hpp>
 
+#include "plan_property_helpers.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
-#include <random>
 #include <set>
 
+namespace tp::plan::property {
 namespace {
 
-using tp::plan::DependenceMatrix;
-using tp::plan::GroupingKind;
-using tp::plan::Index;
-using tp::plan::Plan;
-using tp::plan::PlanRequest;
-using tp::plan::ScheduleKind;
-using tp::plan::TileSpecKind;
-
-struct Case {
-  PlanRequest request;
-  std::string text;
-};
-
-std::string join(const Index& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "x" : "") + std::to_string(v[i]);
-  return s;
-}
-
 Case random_case(std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
-    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-  };
+  Picker pick(seed);
   Case c;
   const int n = static_cast<int>(pick(2, 4));
   for (int d = 0; d < n; ++d) c.request.size.push_back(pick(2, n == 4 ? 9 : 16));
   const int deps_kind = static_cast<int>(pick(0, 2));
-  if (deps_kind == 0) {
-    c.request.deps = DependenceMatrix::unit(n);
-  } else {
-    std::vector<Index> v;
-    const int q = static_cast<int>(pick(1, 4));
-    for (int i = 0; i < q; ++i) {
-      Index d(static_cast<std::size_t>(n));
-      bool nonzero = false;
-      for (auto& x : d) {
-        x = pick(0, 1);
-        nonzero = nonzero || x != 0;
-      }
-      if (!nonzero) d[static_cast<std::size_t>(pick(0, n - 1))] = 1;
-      v.push_back(d);
-    }
-    c.request.deps = *DependenceMatrix::make(n, v);
-  }
+  c.request.deps = deps_kind == 0 ? DependenceMatrix::unit(n) : random_01_deps(pick, n, 4);
   c.request.nodes = pick(1, 4);
   c.request.cpus = pick(1, 4);
   c.request.tile_kind = TileSpecKind::height;
@@ -64,20 +27,12 @@ Case random_case(std::uint64_t seed) {
   c.request.schedule = pick(0, 1) ? ScheduleKind::overlap : ScheduleKind::blocking;
   c.request.grouping = pick(0, 1) ? GroupingKind::hyperplane : GroupingKind::vertical;
   if (pick(0, 1)) c.request.map_dim = static_cast<int>(pick(1, n));
-  c.text = "seed " + std::to_string(seed) + ": size " + join(c.request.size) + " deps " +
-           c.request.deps->to_string() + " nodes " + std::to_string(c.request.nodes) + " cpus " +
-           std::to_string(c.request.cpus) + " height " + std::to_string(c.request.tile_height) +
-           " " + std::string(to_string(c.request.schedule)) + " " +
-           std::string(to_string(c.request.grouping)) + " map_dim " +
-           std::to_string(c.request.map_dim);
+  c.text = describe(seed, c.request);
   return c;
 }
 
 std::vector<std::uint64_t> seeds(int count) {
-  if (const char* s = std::getenv("TILEPIPE_PROPERTY_SEED")) return {std::strtoull(s, nullptr, 10)};
-  std::vector<std::uint64_t> out;
-  for (int i = 0; i < count; ++i) out.push_back(0x5EEDULL * 1000 + static_cast<std::uint64_t>(i));
-  return out;
+  return property::seeds(count, 0x5EEDULL);
 }
 
 // Every tile the brute force sees: each point's tile.
@@ -259,12 +214,9 @@ TEST(PlanProperty, chosen_mesh_is_the_best_over_every_factorization) {
 }
 
 TEST(PlanProperty, skewed_tilings_count_steps_by_enumeration) {
-  std::mt19937_64 rng(99);
+  Picker pick(99);
   int planned = 0;
   for (int trial = 0; trial < 60; ++trial) {
-    const auto pick = [&](std::int64_t lo, std::int64_t hi) {
-      return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-    };
     PlanRequest r;
     r.size = {pick(6, 20), pick(6, 20)};
     r.deps = DependenceMatrix::unit(2);
@@ -296,3 +248,4 @@ TEST(PlanProperty, skewed_tilings_count_steps_by_enumeration) {
 }
 
 }  // namespace
+}  // namespace tp::plan::property

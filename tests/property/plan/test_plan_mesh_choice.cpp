@@ -4,64 +4,28 @@
 // definition. Each case prints its seed; rerun one with TILEPIPE_PROPERTY_SEED=<seed>.
 #include <tilepipe/plan/plan.hpp>
 
+#include "plan_property_helpers.hpp"
+
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <functional>
-#include <random>
 #include <set>
 #include <string>
 
+namespace tp::plan::property {
 namespace {
 
-using tp::plan::DependenceMatrix;
-using tp::plan::GroupingKind;
-using tp::plan::Index;
-using tp::plan::Plan;
-using tp::plan::PlanRequest;
-using tp::plan::ScheduleKind;
-using tp::plan::TileSpecKind;
-
-std::string join(const Index& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "x" : "") + std::to_string(v[i]);
-  return s;
-}
-
 std::vector<std::uint64_t> seeds(int count) {
-  if (const char* s = std::getenv("TILEPIPE_PROPERTY_SEED")) return {std::strtoull(s, nullptr, 10)};
-  std::vector<std::uint64_t> out;
-  for (int i = 0; i < count; ++i) out.push_back(0xC0DEULL * 1000 + static_cast<std::uint64_t>(i));
-  return out;
+  return property::seeds(count, 0xC0DEULL);
 }
-
-struct Case {
-  PlanRequest request;
-  std::string text;
-};
 
 // Small spaces with 0/1 dependences (all realized: every extent >= 2), few nodes and CPUs.
 Case random_case(std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
-    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-  };
+  Picker pick(seed);
   Case c;
   const int n = static_cast<int>(pick(2, 3));
   for (int d = 0; d < n; ++d) c.request.size.push_back(pick(2, 12));
-  std::vector<Index> deps;
-  const int q = static_cast<int>(pick(1, 3));
-  for (int v = 0; v < q; ++v) {
-    Index d(static_cast<std::size_t>(n));
-    bool nonzero = false;
-    for (auto& x : d) {
-      x = pick(0, 1);
-      nonzero = nonzero || x != 0;
-    }
-    if (!nonzero) d[static_cast<std::size_t>(pick(0, n - 1))] = 1;
-    deps.push_back(d);
-  }
-  c.request.deps = *DependenceMatrix::make(n, deps);
+  c.request.deps = random_01_deps(pick, n, 3);
   c.request.nodes = pick(1, 6);
   c.request.cpus = pick(1, 4);
   c.request.tile_kind = TileSpecKind::height;
@@ -69,12 +33,7 @@ Case random_case(std::uint64_t seed) {
   c.request.schedule = pick(0, 1) ? ScheduleKind::overlap : ScheduleKind::blocking;
   c.request.grouping = pick(0, 1) ? GroupingKind::hyperplane : GroupingKind::vertical;
   c.request.map_dim = static_cast<int>(pick(1, n));
-  c.text = "seed " + std::to_string(seed) + ": size " + join(c.request.size) + " deps " +
-           c.request.deps->to_string() + " nodes " + std::to_string(c.request.nodes) + " cpus " +
-           std::to_string(c.request.cpus) + " height " + std::to_string(c.request.tile_height) +
-           " " + std::string(to_string(c.request.schedule)) + " " +
-           std::string(to_string(c.request.grouping)) + " map_dim " +
-           std::to_string(c.request.map_dim);
+  c.text = describe(seed, c.request);
   return c;
 }
 
@@ -231,3 +190,4 @@ TEST(PlanMeshChoice, planner_matches_exhaustive_search_over_meshes_and_grids) {
 }
 
 }  // namespace
+}  // namespace tp::plan::property

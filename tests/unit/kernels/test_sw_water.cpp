@@ -3,51 +3,14 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 
 #include "naive_sw.hpp"
+#include "water_runner.hpp"
 
 namespace tp::kernels {
 namespace {
-
-struct WaterResult {
-  double score = 0;
-  long end_a = 0;
-  long end_b = 0;
-};
-
-// Runs water (markx10 output) and reads sw_score and the two al_stop lines.
-WaterResult run_water(const std::string& a, const std::string& b, const char* matrix,
-                      const char* type, GapCosts g) {
-  const auto dir = std::filesystem::temp_directory_path();
-  const std::string fa = (dir / ("tp_water_a_" + std::to_string(::getpid()) + ".fa")).string();
-  const std::string fb = (dir / ("tp_water_b_" + std::to_string(::getpid()) + ".fa")).string();
-  std::ofstream(fa) << ">a\n" << a << "\n";
-  std::ofstream(fb) << ">b\n" << b << "\n";
-  const std::string cmd = std::string(TP_WATER_PROGRAM) + " -asequence " + fa + " -bsequence " +
-                          fb + " -s" + type + "1 -s" + type + "2 -datafile " + matrix +
-                          " -gapopen " + std::to_string(g.open) + " -gapextend " +
-                          std::to_string(g.extend) + " -aformat markx10 -outfile stdout -auto";
-  WaterResult r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  if (!p) return r;
-  char line[4096];
-  int stops = 0;
-  while (std::fgets(line, sizeof line, p)) {
-    std::sscanf(line, "; sw_score: %lf", &r.score);
-    long v = 0;
-    if (std::sscanf(line, "; al_stop: %ld", &v) == 1) (stops++ == 0 ? r.end_a : r.end_b) = v;
-  }
-  EXPECT_EQ(::pclose(p), 0) << cmd;
-  std::filesystem::remove(fa);
-  std::filesystem::remove(fb);
-  return r;
-}
 
 TEST(SwWater, scores_and_unique_ends_match_emboss_water) {
   std::mt19937_64 rng(7070);
@@ -77,14 +40,14 @@ TEST(SwWater, scores_and_unique_ends_match_emboss_water) {
     const SwResult ours = sw_sequential(m, *qe, *te, g);
     ASSERT_EQ(ours, ref);
     if (ours.score <= 0) continue;  // water reports its best negative pair; we report 0
-    const WaterResult w =
+    const WaterAlignment w =
         run_water(q, t, is_dna ? "EDNAFULL" : "EBLOSUM62", is_dna ? "nucleotide" : "protein", g);
     EXPECT_EQ(w.score, static_cast<double>(ours.score))
         << "round " << round << " " << q << " " << t;
     if (max_count == 1) {
       ++compared_ends;
-      EXPECT_EQ(w.end_a, ours.end_query) << "round " << round;
-      EXPECT_EQ(w.end_b, ours.end_target) << "round " << round;
+      EXPECT_EQ(w.stop[0], ours.end_query) << "round " << round;
+      EXPECT_EQ(w.stop[1], ours.end_target) << "round " << round;
     }
   }
   EXPECT_GE(compared_ends, 10);
