@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -146,12 +147,19 @@ Status add_alignment(const AlignOptions& o, const Inputs& in, AlignOutput& out) 
 Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
   const auto* query = &in.query.codes;
   const auto* target = &in.target.codes;
-  // Default: one row of tiles per thread (each thread keeps its query rows), tiles narrow enough
-  // along the target that the wavefront's start and end leave few threads idle.
-  const std::string default_tile = fmt::format(
-      "{}x{}",
-      (query->size() + static_cast<std::size_t>(o.cpus) - 1) / static_cast<std::size_t>(o.cpus),
-      o.cpus == 1 ? 8192 : 2048);
+  // Default on one CPU: one row of tiles 8192 wide. On more: rows of tiles pipelined over the
+  // threads (exec::run_local takes them in order, a tile waits only for the one above): k rows
+  // per thread (k <= 4, tiles at least 4096 high, so that a row whose tiles cost more, as around a
+  // long alignment's diagonal, is balanced by the next ones), tiles 2048 wide or narrower so that
+  // each row has at least 8 per thread (the pipeline's start and end idle one tile per thread).
+  const auto cpus = static_cast<std::int64_t>(o.cpus);
+  const auto qlen = static_cast<std::int64_t>(query->size());
+  const auto tlen = static_cast<std::int64_t>(target->size());
+  const std::int64_t per_thread = std::clamp<std::int64_t>(qlen / (cpus * 4096), 1, 4);
+  const std::int64_t rows = o.cpus == 1 ? 1 : cpus * per_thread;
+  const std::int64_t width =
+      o.cpus == 1 ? 8192 : std::clamp<std::int64_t>((tlen + 8 * cpus - 1) / (8 * cpus), 256, 2048);
+  const std::string default_tile = fmt::format("{}x{}", (qlen + rows - 1) / rows, width);
   auto tile = parse_extents(o.tile.empty() ? default_tile : o.tile, "--tile");
   if (!tile) return Unexpected{tile.error()};
   if (tile->size() != 2) {
@@ -347,9 +355,9 @@ int run_align(int argc, char** argv) {
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   app.add_option("--tile", o.tile,
-                 "tile extents QUERYxTARGET (one process: default ceil(query/cpus)x8192 on "
-                 "1 CPU, x2048 on more), or with --nodes the tile height along the target "
-                 "(default 2048)");
+                 "tile extents QUERYxTARGET (one process: default queryx8192 on 1 CPU; on more, "
+                 "1-4 rows of tiles per CPU, 256-2048 wide), or with --nodes the tile height "
+                 "along the target (default 2048)");
   app.add_option("--nodes", o.nodes,
                  "ranks: more than 1 runs the pipelined executor (docs/executor.md)")
       ->check(CLI::Range(1, 256))

@@ -271,32 +271,34 @@ class MyersMiller {
     }
     t = tb;
     std::int64_t i = 1;
-    for (; i + 3 <= rows; i += 4) t = forward_rows<4>(i0 + i - 1, j0, n, t);
-    for (; i <= rows; ++i) t = forward_rows<1>(i0 + i - 1, j0, n, t);
+    for (; i + 3 <= rows; i += 4) t = sweep_rows<4, true>(i0 + i - 1, j0, n, t);
+    for (; i <= rows; ++i) t = sweep_rows<1, true>(i0 + i - 1, j0, n, t);
     dd[0] = cc[0];
   }
 
-  // Rows a[r], a[r+1], ..., a[r+K-1] (0-based) of the forward pass; t: the column-0 cost of the
-  // row above. Returns the column-0 cost of the last row.
-  template <int K>
-  Cost forward_rows(std::int64_t r, std::int64_t j0, std::int64_t n, Cost t) {
-    Cost* cc = cc_.data();
-    Cost* dd = dd_.data();
-    const std::uint8_t* b = b_ + j0;
+  // Rows a[r], a[r+1], ..., a[r+K-1] (0-based) of the forward pass (cc_, dd_, columns 1..n), or
+  // with Forward false rows a[r], a[r-1], ..., a[r-K+1] of the backward pass (rr_, ss_, columns
+  // n-1..0); t: the edge column's cost of the row before. Returns the edge cost of the last row.
+  template <int K, bool Forward>
+  Cost sweep_rows(std::int64_t r, std::int64_t j0, std::int64_t n, Cost t) {
+    constexpr std::int64_t dir = Forward ? 1 : -1;
+    Cost* cc = Forward ? cc_.data() : rr_.data();
+    Cost* dd = Forward ? dd_.data() : ss_.data();
+    const std::int64_t edge = Forward ? 0 : n;
     std::array<const std::int32_t*, K> srow;
     std::array<Cost, K> s, c, e;
     for (int k = 0; k < K; ++k) {
-      srow[k] = row_of(r + k);
-      s[k] = k == 0 ? cc[0] : c[k - 1];
+      srow[k] = row_of(r + dir * k);
+      s[k] = k == 0 ? cc[edge] : c[k - 1];
       t += h_;
       c[k] = t;
       e[k] = t + g_;
     }
-    cc[0] = t;
-    for (std::int64_t j = 1; j <= n; ++j) {
+    cc[edge] = t;
+    // One column j against residue bj; the loops below give the forward and backward orders.
+    const auto column = [&](std::int64_t j, std::uint8_t bj) __attribute__((always_inline)) {
       Cost up_c = cc[j];
       Cost up_d = dd[j];
-      const std::uint8_t bj = b[j - 1];
       for (int k = 0; k < K; ++k) {
         e[k] = std::min(e[k], c[k] + g_) + h_;
         const Cost d = std::min(up_d, up_c + g_) + h_;
@@ -308,6 +310,12 @@ class MyersMiller {
       }
       cc[j] = up_c;
       dd[j] = up_d;
+    };
+    const std::uint8_t* b = b_ + j0;
+    if constexpr (Forward) {
+      for (std::int64_t j = 1; j <= n; ++j) column(j, b[j - 1]);
+    } else {
+      for (std::int64_t j = n - 1; j >= 0; --j) column(j, b[j]);
     }
     return t;
   }
@@ -326,44 +334,9 @@ class MyersMiller {
     }
     t = te;
     std::int64_t i = m;
-    for (; i - 3 > mid; i -= 4) t = backward_rows<4>(i0 + i - 1, j0, n, t);
-    for (; i > mid; --i) t = backward_rows<1>(i0 + i - 1, j0, n, t);
+    for (; i - 3 > mid; i -= 4) t = sweep_rows<4, false>(i0 + i - 1, j0, n, t);
+    for (; i > mid; --i) t = sweep_rows<1, false>(i0 + i - 1, j0, n, t);
     ss[n] = rr[n];
-  }
-
-  // Rows a[r], a[r-1], ..., a[r-K+1] (0-based) of the backward pass, as forward_rows.
-  template <int K>
-  Cost backward_rows(std::int64_t r, std::int64_t j0, std::int64_t n, Cost t) {
-    Cost* rr = rr_.data();
-    Cost* ss = ss_.data();
-    const std::uint8_t* b = b_ + j0;
-    std::array<const std::int32_t*, K> srow;
-    std::array<Cost, K> s, c, e;
-    for (int k = 0; k < K; ++k) {
-      srow[k] = row_of(r - k);
-      s[k] = k == 0 ? rr[n] : c[k - 1];
-      t += h_;
-      c[k] = t;
-      e[k] = t + g_;
-    }
-    rr[n] = t;
-    for (std::int64_t j = n - 1; j >= 0; --j) {
-      Cost up_c = rr[j];
-      Cost up_d = ss[j];
-      const std::uint8_t bj = b[j];
-      for (int k = 0; k < K; ++k) {
-        e[k] = std::min(e[k], c[k] + g_) + h_;
-        const Cost d = std::min(up_d, up_c + g_) + h_;
-        const Cost v = std::min(std::min(d, e[k]), s[k] - srow[k][bj]);
-        s[k] = up_c;
-        up_c = v;
-        up_d = d;
-        c[k] = v;
-      }
-      rr[j] = up_c;
-      ss[j] = up_d;
-    }
-    return t;
   }
 
   const std::int32_t* scores_;

@@ -115,6 +115,7 @@ struct FrontierRecurrence {
   using result_type = std::uint64_t;
   static constexpr std::array<Dependence<2>, 2> deps{{{1, 0}, {0, 1}}};
   static result_type combine(result_type a, result_type b) { return a + b; }
+  Index throw_at_row = -1;  ///< a tile holding this row throws
 
   std::size_t face_size(int k, const Box<2>& box) const {
     return static_cast<std::size_t>(box.extent(1 - k));
@@ -124,6 +125,7 @@ struct FrontierRecurrence {
   }
   result_type compute_tile(const Box<2>& box, const FaceSet<const face_type, 2>& in,
                            const FaceSet<face_type, 2>& out) const {
+    if (throw_at_row >= box.lo[0] && throw_at_row < box.hi[0]) throw std::runtime_error("boom");
     result_type sum = 0;
     std::copy(in[0].begin(), in[0].end(), out[0].begin());
     for (Index i = box.lo[0]; i < box.hi[0]; ++i) {
@@ -177,9 +179,9 @@ Expected<std::uint64_t> run_resident(const Recurrence& k, Index n0, Index n1, Po
 }
 
 TEST(LocalRunner, resident_and_frontier_match_the_reference) {
-  for (int threads : {1, 2}) {
-    for (const Point<2>& tile :
-         {Point<2>{1, 1}, Point<2>{3, 5}, Point<2>{7, 2}, Point<2>{50, 50}}) {
+  for (int threads : {1, 2, 3}) {
+    for (const Point<2>& tile : {Point<2>{1, 1}, Point<2>{3, 5}, Point<2>{7, 2}, Point<2>{50, 50},
+                                 Point<2>{23, 4}, Point<2>{2, 31}}) {
       const std::uint64_t ref = recurrence_reference(23, 31);
       auto r = run_resident(Recurrence{}, 23, 31, tile, threads);
       ASSERT_TRUE(r.has_value());
@@ -198,6 +200,20 @@ TEST(LocalRunner, a_throwing_kernel_stops_the_run_with_an_error) {
   k.throw_at_row = 10;
   for (int threads : {1, 2}) {
     auto r = run_resident(k, 23, 31, {4, 8}, threads);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, Errc::internal);
+    EXPECT_EQ(r.error().message, "kernel failed in tile (2, 0): boom");
+  }
+}
+
+TEST(LocalRunner, a_throwing_frontier_kernel_stops_the_pipelined_rows) {
+  // Rows of tiles pipelined over the threads: the threads waiting on the failed row must leave.
+  FrontierRecurrence k;
+  k.throw_at_row = 10;
+  auto tiling = RectTiling<2>::make(Box<2>{{1, 1}, {24, 32}}, {4, 8});
+  ASSERT_TRUE(tiling.has_value());
+  for (int threads : {1, 2, 3}) {
+    auto r = run_local(k, *tiling, threads);
     ASSERT_FALSE(r.has_value());
     EXPECT_EQ(r.error().code, Errc::internal);
     EXPECT_EQ(r.error().message, "kernel failed in tile (2, 0): boom");

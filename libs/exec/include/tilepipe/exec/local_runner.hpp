@@ -8,7 +8,12 @@
 #include <tilepipe/support/expected.hpp>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
 #include <exception>
+#include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -80,63 +85,196 @@ Expected<typename K::result_type> run_local(const K& kernel,
   return total;
 }
 
+namespace detail {
+
+/// Face slots padded to whole cache lines, from a 64-byte boundary: neighbouring slots written by
+/// different threads never share a line.
+template <class F>
+class FaceSlots {
+ public:
+  FaceSlots(std::size_t count, std::size_t values) {
+    constexpr std::size_t line = 64;
+    const std::size_t per_line = sizeof(F) <= line && line % sizeof(F) == 0 ? line / sizeof(F) : 1;
+    stride_ = (values + per_line - 1) / per_line * per_line;
+    storage_.resize(count * stride_ + per_line);
+    const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+    base_ = storage_.data() + ((line - address % line) % line) / sizeof(F) % per_line;
+  }
+  F* operator[](std::size_t i) noexcept { return base_ + i * stride_; }
+
+ private:
+  std::vector<F> storage_;
+  F* base_ = nullptr;
+  std::size_t stride_ = 0;
+};
+
+/// The 2-D frontier runner: rows of tiles (dimension 0) are taken one after the other by the next
+/// free thread and run left to right; tile (r, j) waits only for tile (r - 1, j) (its left
+/// neighbour ran before it on the same thread). No barrier per hyperplane: a slow tile delays only
+/// the tiles below it, and the pipeline's start and end cost one tile per extra thread.
+/// Faces: two slots per column of tiles (by row parity) and two per row (by column parity).
+template <FrontierKernel K>
+Expected<typename K::result_type> run_rows(const K& kernel, const RectTiling<2>& tiling,
+                                           int threads) {
+  using F = typename K::face_type;
+  using R = typename K::result_type;
+  const Index rows = tiling.count(0);
+  const Index cols = tiling.count(1);
+  const std::array<std::size_t, 2> slot_size{kernel.face_size(0, tiling.box_of(Point<2>{})),
+                                             kernel.face_size(1, tiling.box_of(Point<2>{}))};
+  FaceSlots<F> down(2 * static_cast<std::size_t>(cols), slot_size[0]);    // crossing dim 0
+  FaceSlots<F> across(2 * static_cast<std::size_t>(rows), slot_size[1]);  // crossing dim 1
+  // done[r]: tiles of row r finished (release after the tile's faces are written).
+  std::vector<std::atomic<Index>> done(static_cast<std::size_t>(rows));
+  for (auto& d : done) d.store(0, std::memory_order_relaxed);
+  std::atomic<Index> next_row{0};
+  std::atomic<bool> failed{false};
+  std::vector<R> partial(static_cast<std::size_t>(threads));
+  std::string failure;
+  std::mutex failure_mutex;
+  const auto stop = [&] {
+    failed.store(true, std::memory_order_relaxed);
+    for (auto& d : done) {
+      d.store(cols, std::memory_order_release);
+      d.notify_all();
+    }
+  };
+  try {
+    run_steps(threads, 1, [&](int t, Index) {
+      std::array<std::vector<F>, 2> scratch{std::vector<F>(slot_size[0]),
+                                            std::vector<F>(slot_size[1])};
+      R p{};
+      for (Index r = next_row.fetch_add(1, std::memory_order_relaxed); r < rows;
+           r = next_row.fetch_add(1, std::memory_order_relaxed)) {
+        for (Index j = 0; j < cols; ++j) {
+          if (r > 0) {
+            auto& above = done[static_cast<std::size_t>(r - 1)];
+            for (Index seen = above.load(std::memory_order_acquire); seen <= j;
+                 seen = above.load(std::memory_order_acquire)) {
+              above.wait(seen, std::memory_order_acquire);
+            }
+          }
+          if (failed.load(std::memory_order_relaxed)) return;
+          const Point<2> c{r, j};
+          const Box<2> box = tiling.box_of(c);
+          const std::size_t n0 = kernel.face_size(0, box), n1 = kernel.face_size(1, box);
+          TP_ASSERT(n0 <= slot_size[0] && n1 <= slot_size[1]);
+          FaceSet<const F, 2> in;
+          FaceSet<F, 2> out;
+          const auto ju = static_cast<std::size_t>(j), ru = static_cast<std::size_t>(r);
+          if (r == 0) {
+            const std::span<F> b(scratch[0].data(), n0);
+            kernel.boundary_face(0, box, b);
+            in[0] = b;
+          } else {
+            in[0] = std::span<const F>(down[2 * ju + static_cast<std::size_t>((r - 1) & 1)], n0);
+          }
+          out[0] = std::span<F>(down[2 * ju + static_cast<std::size_t>(r & 1)], n0);
+          if (j == 0) {
+            const std::span<F> b(scratch[1].data(), n1);
+            kernel.boundary_face(1, box, b);
+            in[1] = b;
+          } else {
+            in[1] = std::span<const F>(across[2 * ru + static_cast<std::size_t>((j - 1) & 1)], n1);
+          }
+          out[1] = std::span<F>(across[2 * ru + static_cast<std::size_t>(j & 1)], n1);
+          try {
+            p = K::combine(p, kernel.compute_tile(box, in, out));
+          } catch (const std::exception& e) {
+            {
+              const std::lock_guard lock(failure_mutex);
+              if (failure.empty()) failure = "failed in tile " + tile_name<2>(c) + ": " + e.what();
+            }
+            stop();
+            return;
+          }
+          // Monotonic: never lowers the end mark that stop() set.
+          auto& mine = done[ru];
+          for (Index cur = mine.load(std::memory_order_relaxed);
+               cur < j + 1 && !mine.compare_exchange_weak(cur, j + 1, std::memory_order_release,
+                                                          std::memory_order_relaxed);) {
+          }
+          mine.notify_all();
+        }
+      }
+      partial[static_cast<std::size_t>(t)] = p;
+    });
+  } catch (const std::system_error& e) {  // a thread that could not start (run_steps)
+    return fail(Errc::system, e.what());
+  } catch (const std::exception& e) {
+    return fail(Errc::internal, std::string("kernel runner: ") + e.what());
+  }
+  if (!failure.empty()) return fail(Errc::internal, "kernel " + failure);
+  R total{};
+  for (const R& p : partial) total = K::combine(total, p);
+  return total;
+}
+
+}  // namespace detail
+
 /// Runs a frontier kernel over `tiling` on `threads` threads in wavefront order. Faces live in
 /// double-buffered slots, one per row of tiles along each dimension (memory O(faces)); a tile at
 /// the low end of dimension k gets a face from boundary_face. Returns the combined result.
+/// Two dimensions: rows of tiles pipelined over the threads (detail::run_rows); others: one
+/// hyperplane after the other.
 template <FrontierKernel K>
 Expected<typename K::result_type> run_local(const K& kernel, const RectTiling<K::dims>& tiling,
                                             int threads) {
   constexpr int D = K::dims;
-  using F = typename K::face_type;
-  using R = typename K::result_type;
   TP_EXPECTS(threads >= 1);
-  // Slot of the face crossing dimension k for tile c: c's coordinates without c[k], row-major.
-  std::array<std::size_t, D> slot_size{};
-  std::array<Index, D> slots{};
-  for (int k = 0; k < D; ++k) {
-    slots[k] = 1;
-    for (int d = 0; d < D; ++d) slots[k] *= d == k ? 1 : tiling.count(d);
-    // face_size does not decrease as extents grow, so tile 0 (the largest) bounds every face.
-    slot_size[k] = kernel.face_size(k, tiling.box_of(Point<D>{}));
-  }
-  std::array<std::vector<F>, D> store;
-  for (int k = 0; k < D; ++k) {
-    store[k].resize(2 * static_cast<std::size_t>(slots[k]) * slot_size[k]);
-  }
-  std::vector<std::array<std::vector<F>, D>> scratch(static_cast<std::size_t>(threads));
-  for (auto& s : scratch) {
-    for (int k = 0; k < D; ++k) s[k].resize(slot_size[k]);
-  }
-  auto slot = [&](int k, const Point<D>& c, Index parity) {
-    Index i = 0;
-    for (int d = 0; d < D; ++d) {
-      if (d != k) i = i * tiling.count(d) + c[d];
-    }
-    return store[k].data() + (static_cast<std::size_t>(parity * slots[k] + i)) * slot_size[k];
-  };
-  std::vector<R> partial(static_cast<std::size_t>(threads));
-  TP_TRY(detail::run_hyperplanes<D>(tiling, threads, [&](int t, Index s, const Point<D>& c) {
-    const Box<D> box = tiling.box_of(c);
-    FaceSet<const F, D> in;
-    FaceSet<F, D> out;
+  if constexpr (D == 2) {
+    return detail::run_rows(kernel, tiling, threads);
+  } else {
+    using F = typename K::face_type;
+    using R = typename K::result_type;
+    // Slot of the face crossing dimension k for tile c: c's coordinates without c[k], row-major.
+    std::array<std::size_t, D> slot_size{};
+    std::array<Index, D> slots{};
     for (int k = 0; k < D; ++k) {
-      const std::size_t n = kernel.face_size(k, box);
-      TP_ASSERT(n <= slot_size[k]);
-      if (c[k] == 0) {
-        const std::span<F> b(scratch[static_cast<std::size_t>(t)][k].data(), n);
-        kernel.boundary_face(k, box, b);
-        in[k] = b;
-      } else {
-        in[k] = std::span<const F>(slot(k, c, (s - 1) & 1), n);
-      }
-      out[k] = std::span<F>(slot(k, c, s & 1), n);
+      slots[k] = 1;
+      for (int d = 0; d < D; ++d) slots[k] *= d == k ? 1 : tiling.count(d);
+      // face_size does not decrease as extents grow, so tile 0 (the largest) bounds every face.
+      slot_size[k] = kernel.face_size(k, tiling.box_of(Point<D>{}));
     }
-    auto& p = partial[static_cast<std::size_t>(t)];
-    p = K::combine(p, kernel.compute_tile(box, in, out));
-  }));
-  R total{};
-  for (const R& p : partial) total = K::combine(total, p);
-  return total;
+    std::array<std::vector<F>, D> store;
+    for (int k = 0; k < D; ++k) {
+      store[k].resize(2 * static_cast<std::size_t>(slots[k]) * slot_size[k]);
+    }
+    std::vector<std::array<std::vector<F>, D>> scratch(static_cast<std::size_t>(threads));
+    for (auto& s : scratch) {
+      for (int k = 0; k < D; ++k) s[k].resize(slot_size[k]);
+    }
+    auto slot = [&](int k, const Point<D>& c, Index parity) {
+      Index i = 0;
+      for (int d = 0; d < D; ++d) {
+        if (d != k) i = i * tiling.count(d) + c[d];
+      }
+      return store[k].data() + (static_cast<std::size_t>(parity * slots[k] + i)) * slot_size[k];
+    };
+    std::vector<R> partial(static_cast<std::size_t>(threads));
+    TP_TRY(detail::run_hyperplanes<D>(tiling, threads, [&](int t, Index s, const Point<D>& c) {
+      const Box<D> box = tiling.box_of(c);
+      FaceSet<const F, D> in;
+      FaceSet<F, D> out;
+      for (int k = 0; k < D; ++k) {
+        const std::size_t n = kernel.face_size(k, box);
+        TP_ASSERT(n <= slot_size[k]);
+        if (c[k] == 0) {
+          const std::span<F> b(scratch[static_cast<std::size_t>(t)][k].data(), n);
+          kernel.boundary_face(k, box, b);
+          in[k] = b;
+        } else {
+          in[k] = std::span<const F>(slot(k, c, (s - 1) & 1), n);
+        }
+        out[k] = std::span<F>(slot(k, c, s & 1), n);
+      }
+      auto& p = partial[static_cast<std::size_t>(t)];
+      p = K::combine(p, kernel.compute_tile(box, in, out));
+    }));
+    R total{};
+    for (const R& p : partial) total = K::combine(total, p);
+    return total;
+  }
 }
 
 }  // namespace tp::exec
