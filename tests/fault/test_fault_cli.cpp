@@ -697,10 +697,9 @@ TEST(FaultMpirun, a_rank_that_throws_says_why_before_the_job_is_aborted) {
 TEST(FaultMpirun, kill_9_of_a_rank) {
   run_mpirun_fault(Fault::kill_rank);
 }
-// No SIGSTOP under mpirun: a rank stopped during set-up (the first ~50 ms after mpirun started
-// it: MPI_Init, the world's set-up) hangs the job until an outside kill, since neither a launcher
-// of tilepipe's nor the progress watchdog watches that phase (issue 16, open; the repro is in the
-// faults2 report). A rank stopped while the run works is caught by the watchdog (MPI_Abort).
+// A rank stopped during set-up: a_rank_stopped_before_it_joins_ends_the_job_naming_it above. A
+// rank stopped while the run works is caught by the progress watchdog (MPI_Abort); no random
+// case here, since with 3 or more ranks every rank that waits prints its own line (issue 16).
 TEST(FaultMpirun, sigterm_of_a_rank) {
   run_mpirun_fault(Fault::term_rank);
 }
