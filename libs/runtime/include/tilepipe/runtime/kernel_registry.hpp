@@ -24,7 +24,7 @@ namespace tp::runtime {
 /// The version of the plugin ABI: the layout of PluginTable, KernelEntry and of every type its
 /// entry points take or return (RunOptions, RunReport and what they hold). Raised whenever one of
 /// them changes; a plugin built for another version is refused at load (docs/adr/0006).
-inline constexpr std::uint32_t plugin_abi_version = 1;
+inline constexpr std::uint32_t plugin_abi_version = 2;
 
 /// A run's report whatever the kernel's result type: RunResult with the result as text.
 struct RunReport {
