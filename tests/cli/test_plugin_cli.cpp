@@ -202,7 +202,7 @@ TEST(PluginCli, calibrate_measures_a_plugins_kernel_and_run_and_sweep_use_it) {
                          "block",    "--machine", path,
                          "--quiet",  "--json"});
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
-  const auto points = nlohmann::json::parse(sweep.out);
+  const auto points = nlohmann::json::parse(sweep.out)["results"];
   ASSERT_TRUE(points.is_array());
   std::set<std::int64_t> heights;
   for (const auto& o : points) {
