@@ -63,7 +63,7 @@ test: test-release test-asan test-tsan test-mpich test-fuzz format-check
 
 # A long fuzzing run (docs/benchmarks.md, "Faults"): every target FUZZ_SECONDS, FUZZ_JOBS at once;
 # the corpus it learns stays in build/fuzz/corpus/, findings go to build/fuzz/findings/.
-FUZZ_TARGETS := fuzz_fasta fuzz_score_matrix fuzz_machine_file fuzz_plan_values fuzz_link
+FUZZ_TARGETS := fuzz_fasta fuzz_score_matrix fuzz_machine_file fuzz_plan_values fuzz_link fuzz_npy
 FUZZ_SECONDS ?= 600
 FUZZ_JOBS ?= $(JOBS)
 FUZZ_FLAGS = -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1

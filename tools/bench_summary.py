@@ -32,17 +32,24 @@ def rel(path):
     return os.path.relpath(path, ROOT)
 
 
+def rows_of(path):
+    """A pingpong file's rows: `tilepipe pingpong --json`'s `results` (an older tilepipe, and the
+    raw MPI benchmarks, print the array alone)."""
+    data = json.load(open(path))
+    return data["results"] if isinstance(data, dict) else data
+
+
 def comm():
     d = newest("bench/comm/results/paired-*")
     ratios, lat, line = [], [], []
     for f in sorted(glob.glob(os.path.join(d, "tilepipe_shm_poll_paired.*.json"))):
-        row = next(r for r in json.load(open(f)) if r["bytes"] == 8)
+        row = next(r for r in rows_of(f) if r["bytes"] == 8)
         ratios.append(row["ratio_to_cacheline"])
         lat.append(row["latency_us"])
         line.append(row["cacheline_us"])
     raw = {}
     for name in ("openmpi_vader_cma", "mpich_posix_shm"):
-        runs = [next(r for r in json.load(open(f)) if r["bytes"] == 8)["latency_us"]
+        runs = [next(r for r in rows_of(f) if r["bytes"] == 8)["latency_us"]
                 for f in sorted(glob.glob(os.path.join(d, f"{name}.*.json")))]
         raw[name] = statistics.median(runs)
     return [

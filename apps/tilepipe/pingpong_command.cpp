@@ -246,7 +246,7 @@ void print_results(const comm::World& world, const PingpongOptions& opt,
   const std::string transport(world.transport_to(1));
   const std::string sync(comm::to_string(cfg.sync));
   if (opt.json) {
-    nlohmann::json arr = nlohmann::json::array();
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const auto& r : results) {
       arr.push_back({{"bytes", r.bytes},
                      {"latency_us", r.median_us},
@@ -265,7 +265,9 @@ void print_results(const comm::World& world, const PingpongOptions& opt,
         arr.back()["ratio_to_cacheline"] = r.ratio_median;
       }
     }
-    fmt::print("{}\n", arr.dump(2));
+    nlohmann::ordered_json j = json_preamble("pingpong");
+    j["results"] = std::move(arr);
+    fmt::print("{}\n", j.dump(2));
     return;
   }
   fmt::print(
@@ -333,7 +335,7 @@ int run_pingpong(int argc, char** argv) {
   app.add_option("--world-rendezvous-min", world_rendezvous,
                  "World-memory messages from this size take the rendezvous, e.g. 16KiB; 0: never");
   app.add_option("--slots", slots, "eager slots per pair of ranks");
-  app.add_flag("--json", opt.json, "print a JSON array, one object per size");
+  app.add_flag("--json", opt.json, "print one JSON object: the results, one object per size");
   app.add_flag("--no-pin", no_pin, "do not pin rank r to core r");
   app.add_flag("--cacheline", opt.cacheline,
                "after each batch, time as many raw cache-line round trips between the same two "

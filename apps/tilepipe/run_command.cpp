@@ -41,6 +41,7 @@ struct RunFlags {
   std::string subtiles = "auto";
   std::string trace;
   std::string output;  ///< --output FILE.npy
+  std::string input;   ///< --input FILE.npy
   int sweeps = 1;      ///< --sweeps T
   bool verify = false;
   bool json = false;
@@ -125,6 +126,8 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
         hidden < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(hidden);
     j["verified"] = verified ? nlohmann::ordered_json(*verified) : nlohmann::ordered_json(nullptr);
     j["link"] = comm::to_string(f.parsed_link);
+    j["input"] =
+        f.input.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.input);
     j["output"] =
         f.output.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.output);
     if (choice) {
@@ -205,6 +208,7 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
       fmt::print("  communication hidden behind computation: no faces moved between ranks\n");
     }
     if (verified) fmt::print("  verified           {}\n", *verified ? "yes (bit for bit)" : "NO");
+    if (!f.input.empty()) fmt::print("  array read from    {}\n", f.input);
     if (!f.output.empty()) fmt::print("  array written to   {}\n", f.output);
     if (choice) {
       fmt::print("  predicted time     {:.6f} s (machine {})\n", choice->prediction.total.count(),
@@ -409,6 +413,9 @@ int run_run(int argc, char** argv) {
   app.add_option("--output", f.output,
                  "write the computed array (the interior, C order, the kernel's element type; "
                  "sor: u after the last sweep and sweep3d: phi, as float64) to this .npy file");
+  app.add_option("--input", f.input,
+                 "start from the array in this .npy file (the shape and element type --output "
+                 "writes; kernels that keep their elements: wave2d-4d and resident plugins)");
   app.add_flag("--json", f.json, "print the results as one JSON object");
   app.add_option("--machine", f.machine,
                  "machine file (tilepipe calibrate): --tile/--schedule/--grouping auto choose by "
@@ -425,6 +432,9 @@ int run_run(int argc, char** argv) {
   }
   if (app.count("--output") > 0) {  // the door opens it (forked: before any rank starts)
     if (auto o = check_output("--output", f.output); !o) return report_error(o.error());
+  }
+  if (app.count("--input") > 0 && f.input.empty()) {  // read by the door, before any work
+    return report_error(Error(Errc::invalid_argument, "--input: the path is empty"));
   }
   f.cpus_given = app.count("--cpus") > 0;
   auto face_mode = exec::parse_face_mode(faces, "--faces");
@@ -493,6 +503,7 @@ int run_run(int argc, char** argv) {
   o.trace = trace_file.has_value();
   o.verify = f.verify;
   o.output = f.output;
+  o.input = f.input;
   o.sweeps = f.sweeps;
   auto workload = f.plan.workload();
   if (!workload) return report_error(workload.error());

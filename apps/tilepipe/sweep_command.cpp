@@ -298,7 +298,7 @@ int run_sweep(int argc, char** argv) {
   app.add_option("--plot", plot_path,
                  "write a plot: PNG, or SVG/PDF by the extension (needs /usr/bin/python3 with "
                  "matplotlib)");
-  app.add_flag("--json", json, "print a JSON array, one object per measured point");
+  app.add_flag("--json", json, "print one JSON object: the results, one object per point");
   app.add_flag("--quiet", quiet, "no progress display");
   add_link_option(app, link_spec);
   if (const int rc = problem.add_plugin_help(app, argc, argv); rc >= 0) return rc;
@@ -543,7 +543,15 @@ int run_sweep(int argc, char** argv) {
     array.push_back(o);
   }
   if (json) {
-    fmt::print("{}\n", array.dump(2));
+    nlohmann::ordered_json j = json_preamble("sweep");
+    j["kernel"] = problem.kernel;
+    j["size"] = problem.size;
+    j["nodes"] = base->nodes;
+    j["cpus"] = base->cpus;
+    j["machine"] = machine.name;
+    j["repeat"] = repeat;
+    j["results"] = array;
+    fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("tilepipe sweep: {} {} on {} node(s) x {} CPU(s), machine {}, {} run(s) per point\n",
                problem.kernel, problem.size, base->nodes, base->cpus, machine.name, repeat);

@@ -74,7 +74,9 @@ def main():
         for which in order:
             tp = a.tp_a if which == "A" else a.tp_b
             for cmd in (ping, ping_big):
-                for row in run_json([tp] + cmd[1:]):
+                got = run_json([tp] + cmd[1:])
+                # `results` since the JSON preamble; an older build printed the array alone.
+                for row in got["results"] if isinstance(got, dict) else got:
                     key = f"pingpong {row['bytes']} B one-way us"
                     lat.setdefault(key, {"A": [], "B": []})[which].append(row["latency_us"])
     load_after = load()

@@ -61,9 +61,10 @@ def main():
         if r.returncode != 0:
             print(f"bench_sweep.py: {' '.join(cmd)} failed: {r.stderr.strip()}", file=sys.stderr)
             return 1
-        rows = json.loads(r.stdout)
+        out = json.loads(r.stdout)
         with open(base + ".json", "w") as f:
-            json.dump(rows, f, indent=2)
+            json.dump(out, f, indent=2)
+        rows = out["results"]
         for row in rows:
             if not row["swept"] or row["measured_tile_s"] * 1e6 < a.min_work_us:
                 continue

@@ -1,7 +1,9 @@
-// `tilepipe --version` and `tilepipe` without a command.
+// `tilepipe --version`, `tilepipe` without a command, and the preamble of every command's --json.
+#include "json_preamble.hpp"
 #include "run_process.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <regex>
 
@@ -25,6 +27,35 @@ TEST(MainCli, help_lists_the_commands_on_stdout) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* command : {"plan", "run", "align", "calibrate", "sweep", "pingpong"}) {
     EXPECT_NE(r.out.find(std::string("  ") + command + " "), std::string::npos) << command;
+  }
+}
+
+// Every command's --json starts with the same preamble (docs/cli.md, "JSON"); sweep's, which
+// calibrates first, is checked by SweepCli.json_has_one_object_per_point_and_the_models_choice.
+TEST(MainCli, every_json_output_starts_with_the_preamble) {
+  const std::string src = TILEPIPE_SOURCE_DIR;
+  const std::vector<std::vector<std::string>> commands{
+      {"plan", "--kernel", "wave2d", "--size", "64x64", "--nodes", "2", "--tile", "8"},
+      {"run", "--kernel", "wave2d", "--size", "64x64", "--sync", "block"},
+      {"simulate", "--kernel", "wave3d", "--size", "12x12x4096", "--nodes", "2", "--tile", "1024",
+       "--machine", src + "/tests/data/machines/seed000-sci-cluster.json"},
+      {"align", src + "/tests/data/fasta/dna_query.fa", src + "/tests/data/fasta/dna_target.fa",
+       "--matrix", "EDNAFULL"},
+      {"pingpong", "--ranks", "2", "--sync", "block", "--sizes", "8:16", "--iters", "10"},
+  };
+  for (auto args : commands) {
+    const std::string command = args.front();
+    args.insert(args.begin(), TILEPIPE_EXE);
+    args.push_back("--json");
+    const auto r = run_process(args);
+    ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
+    const auto j = tp::test::without_preamble(nlohmann::json::parse(r.out), command);
+    EXPECT_FALSE(j.empty()) << command;
+    if (command == "pingpong") {
+      ASSERT_EQ(j["results"].size(), 2u) << r.out;
+      EXPECT_EQ(j["results"][0]["bytes"], 8);
+      EXPECT_EQ(j["results"][1]["bytes"], 16);
+    }
   }
 }
 

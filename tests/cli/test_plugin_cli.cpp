@@ -143,7 +143,8 @@ TEST(PluginCli, parameters_reach_the_kernel_and_help_lists_them) {
                 "--nodes",  "2",        "--cpus",       "1",        "--tile", "8",       "--param",
                 "offset=5", "--param",  "scale=2",      "--sync",   "block",  "--verify"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("  parameters         scale=2, offset=5, throw_row=0\n"), std::string::npos)
+  EXPECT_NE(r.out.find("  parameters         scale=2, offset=5, throw_row=0, own=0\n"),
+            std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("  checksum           " + hex(sum) + "\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verified           yes (bit for bit)"), std::string::npos);
@@ -201,7 +202,7 @@ TEST(PluginCli, calibrate_measures_a_plugins_kernel_and_run_and_sweep_use_it) {
                          "block",    "--machine", path,
                          "--quiet",  "--json"});
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
-  const auto points = nlohmann::json::parse(sweep.out);
+  const auto points = nlohmann::json::parse(sweep.out)["results"];
   ASSERT_TRUE(points.is_array());
   std::set<std::int64_t> heights;
   for (const auto& o : points) {
@@ -255,7 +256,7 @@ TEST(PluginCli, each_unusable_plugin_is_one_line_and_exit_2) {
        "tilepipe: error: --plugin " + rec + ": kernel 'recurrence' is registered already (from " +
            rec + ")"},
       {{"--plugin", test, "--kernel", "scaled", "--param", "bogus=1"},
-       "tilepipe: error: --param bogus: unknown parameter (choose scale, offset, throw_row)"},
+       "tilepipe: error: --param bogus: unknown parameter (choose scale, offset, throw_row, own)"},
       {{"--plugin", test, "--kernel", "scaled", "--param", "scale=x"}, ""},
       {{"--plugin", test, "--kernel", "scaled", "--param", "scale=-1"},
        "tilepipe: error: scale must be >= 0"},

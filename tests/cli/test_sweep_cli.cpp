@@ -1,5 +1,6 @@
 // `tilepipe sweep` end to end on tiny sizes: JSON and CSV fields, the model's choice, and every
 // class of bad input (exit 2, one line).
+#include "json_preamble.hpp"
 #include "run_process.hpp"
 
 #include <gtest/gtest.h>
@@ -36,7 +37,14 @@ TEST(SweepCli, json_has_one_object_per_point_and_the_models_choice) {
                   "--json", "--csv", csv});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("sweep ["), std::string::npos) << "progress on stderr";
-  const auto j = nlohmann::json::parse(r.out);
+  const auto top = tp::test::without_preamble(nlohmann::json::parse(r.out), "sweep");
+  EXPECT_EQ(top["kernel"], "wave3d");
+  EXPECT_EQ(top["size"], "4x4x256");
+  EXPECT_EQ(top["nodes"], 2);
+  EXPECT_EQ(top["cpus"], 1);
+  EXPECT_EQ(top["repeat"], 1);
+  EXPECT_TRUE(top["machine"].is_string());
+  const auto& j = top["results"];
   ASSERT_TRUE(j.is_array());
   std::set<std::tuple<std::string, std::string, std::int64_t>> swept;
   int chosen = 0;

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Summarises bench/comm results: a markdown table, the target checks and a PNG plot.
 
-Reads <dir>/<config>.<round>.json: `tilepipe pingpong --json` or mpi_pingpong arrays (objects with
-bytes, latency_us, latency_us_min, latency_us_max, bandwidth_mbps), and comm_limits JSON lines
+Reads <dir>/<config>.<round>.json: `tilepipe pingpong --json` objects (their `results`; older
+tilepipes printed the array alone) or mpi_pingpong arrays (objects with bytes, latency_us,
+latency_us_min, latency_us_max, bandwidth_mbps), and comm_limits JSON lines
 (limit_*). Never links C++. Usage: plot_pingpong.py DIR [--markdown FILE] [--png FILE]
 """
 import argparse
@@ -43,7 +44,8 @@ def load(directory):
                 obj = json.loads(line)
                 limits[obj["what"]][obj["bytes"]].append(obj)
         else:
-            for obj in json.loads(text):
+            data = json.loads(text)
+            for obj in data["results"] if isinstance(data, dict) else data:
                 rows[config][obj["bytes"]].append(obj)
     return rows, limits
 

@@ -7,13 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <utility>
 
 namespace tp {
@@ -145,79 +144,214 @@ Status NpyWriter::commit() {
   return file_.commit();
 }
 
-Expected<NpyArray> read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Unexpected{io_error("cannot read", path)};
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+std::string npy_type_name(std::string_view dtype) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 6> names{{
+      {"<f4", "float32"},
+      {"<f8", "float64"},
+      {"<i4", "int32"},
+      {"<i8", "int64"},
+      {"<u4", "uint32"},
+      {"<u8", "uint64"},
+  }};
+  for (const auto& [d, n] : names) {
+    if (d == dtype) return std::string(n);
+  }
+  return std::string(dtype);
+}
+
+std::string npy_shape_text(std::span<const std::int64_t> shape) {
+  if (shape.empty()) return "()";
+  std::string s;
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+Expected<NpyHeader> parse_npy_header(std::string_view head, std::uint64_t file_bytes,
+                                     const std::string& name) {
   const auto bad = [&](const std::string& why) {
     return Unexpected{
-        Error(Errc::invalid_argument, "'" + path + "' is not a usable .npy file: " + why)};
+        Error(Errc::invalid_argument, "'" + name + "' is not a usable .npy file: " + why)};
   };
-  if (bytes.size() < 10 || !std::equal(magic.begin(), magic.end(), bytes.begin())) {
+  if (head.size() < 10 || !std::equal(magic.begin(), magic.end(), head.begin())) {
     return bad("no .npy magic");
   }
-  const auto major = static_cast<unsigned char>(bytes[6]);
+  const auto byte = [&](std::size_t i) { return static_cast<std::size_t>(head[i]) & 0xffU; };
+  const std::size_t major = byte(6);
   std::size_t len = 0;
   std::size_t at = 0;
   if (major == 1) {
-    len = static_cast<unsigned char>(bytes[8]) |
-          (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+    len = byte(8) | (byte(9) << 8);
     at = 10;
-  } else if ((major == 2 || major == 3) && bytes.size() >= 12) {
-    for (int i = 3; i >= 0; --i)
-      len = (len << 8) | static_cast<unsigned char>(bytes[8 + static_cast<std::size_t>(i)]);
+  } else if (major == 2 || major == 3) {
+    if (head.size() < 12) return bad("the header is cut short");
+    len = byte(8) | (byte(9) << 8) | (byte(10) << 16) | (byte(11) << 24);
     at = 12;
   } else {
     return bad("version " + std::to_string(major));
   }
-  if (bytes.size() - at < len) return bad("the header is cut short");
-  const std::string h = bytes.substr(at, len);
-  at += len;
-  const auto value_of = [&](const std::string& key) -> std::string {
-    const auto k = h.find("'" + key + "':");
-    if (k == std::string::npos) return "";
-    auto v = h.find_first_not_of(' ', k + key.size() + 3);
-    if (v == std::string::npos) return "";
+  if (len > npy_max_header_bytes) return bad("a header of " + std::to_string(len) + " bytes");
+  if (head.size() - at < len || file_bytes < at + len) return bad("the header is cut short");
+  const std::string_view h = head.substr(at, len);
+  const auto value_of = [&](std::string_view key) -> std::string_view {
+    const std::string quoted = "'" + std::string(key) + "':";
+    const auto k = h.find(quoted);
+    if (k == std::string_view::npos) return {};
+    const auto v = h.find_first_not_of(' ', k + quoted.size());
+    if (v == std::string_view::npos) return {};
     if (h[v] == '\'') {
       const auto e = h.find('\'', v + 1);
-      return e == std::string::npos ? "" : h.substr(v + 1, e - v - 1);
+      return e == std::string_view::npos ? std::string_view{} : h.substr(v + 1, e - v - 1);
     }
     if (h[v] == '(') {
       const auto e = h.find(')', v);
-      return e == std::string::npos ? "" : h.substr(v, e - v + 1);
+      return e == std::string_view::npos ? std::string_view{} : h.substr(v, e - v + 1);
     }
     const auto e = h.find_first_of(",}", v);
-    return e == std::string::npos ? "" : h.substr(v, e - v);
+    return e == std::string_view::npos ? std::string_view{} : h.substr(v, e - v);
   };
-  NpyArray out;
-  out.dtype = value_of("descr");
+  NpyHeader out;
+  out.dtype = std::string(value_of("descr"));
   const std::size_t eb = npy_element_bytes(out.dtype);
   if (eb == 0) return bad("element type '" + out.dtype + "'");
   if (value_of("fortran_order") != "False") return bad("not in C order");
-  const std::string shape = value_of("shape");
+  const std::string_view shape = value_of("shape");
   if (shape.size() < 2) return bad("no shape");
   std::int64_t elements = 1;
+  // "(9, 10)", "(7,)", "()": numbers between the parentheses, each followed by a comma but the
+  // last of two or more.
   for (std::size_t p = 1; p + 1 < shape.size();) {
-    while (p + 1 < shape.size() && (shape[p] == ' ' || shape[p] == ',')) ++p;
+    while (p + 1 < shape.size() && shape[p] == ' ') ++p;
     if (p + 1 >= shape.size()) break;
-    std::size_t used = 0;
-    long long n = 0;
-    try {
-      n = std::stoll(shape.substr(p), &used);
-    } catch (const std::exception&) {
-      return bad("shape " + shape);
+    std::int64_t n = 0;
+    const std::size_t first = p;
+    while (p + 1 < shape.size() && shape[p] >= '0' && shape[p] <= '9') {
+      const std::int64_t digit = shape[p] - '0';
+      if (n > (max_elements - digit) / 10) return bad("shape " + std::string(shape));
+      n = n * 10 + digit;
+      ++p;
     }
-    if (n < 0 || (n > 0 && elements > max_elements / n)) return bad("shape " + shape);
+    if (p == first) return bad("shape " + std::string(shape));
+    if (n > 0 && elements > max_elements / n) return bad("shape " + std::string(shape));
     out.shape.push_back(n);
     elements *= n;
-    p += used;
+    while (p + 1 < shape.size() && shape[p] == ' ') ++p;
+    if (p + 1 < shape.size()) {
+      if (shape[p] != ',') return bad("shape " + std::string(shape));
+      ++p;
+    }
   }
-  if (bytes.size() - at != static_cast<std::size_t>(elements) * eb) {
-    return bad("it holds " + std::to_string(bytes.size() - at) + " data bytes, its shape " + shape +
-               " needs " + std::to_string(static_cast<std::size_t>(elements) * eb));
+  out.elements = elements;
+  out.data_offset = at + len;
+  const std::uint64_t data = file_bytes - out.data_offset;
+  const std::uint64_t needs = static_cast<std::uint64_t>(elements) * eb;
+  if (data != needs) {
+    return bad("it holds " + std::to_string(data) + " data bytes, its shape " + std::string(shape) +
+               " needs " + std::to_string(needs));
   }
-  const auto* data = reinterpret_cast<const std::byte*>(bytes.data() + at);
-  out.data.assign(data, data + (bytes.size() - at));
+  return out;
+}
+
+Expected<NpyReader> NpyReader::open(const std::string& path) {
+  NpyReader r;
+  r.path_ = path;
+  r.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const auto cannot = [&](const char* why) {
+    return Unexpected{Error(Errc::invalid_argument, "cannot read '" + path + "': " + why)};
+  };
+  if (r.fd_ < 0) return cannot(std::strerror(errno));
+  struct stat st {};
+  if (::fstat(r.fd_, &st) != 0) return cannot(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return cannot("not a regular file");
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  // The fixed part first (magic, version, length), then the header it announces.
+  std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, 12)), '\0');
+  const auto fill = [&](std::size_t from) -> bool {
+    std::size_t done = from;
+    while (done < head.size()) {
+      const ssize_t n =
+          ::pread(r.fd_, head.data() + done, head.size() - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += static_cast<std::size_t>(n);
+    }
+    return true;
+  };
+  if (!fill(0)) return cannot(std::strerror(errno));
+  if (head.size() >= 10 && std::equal(magic.begin(), magic.end(), head.begin())) {
+    const auto byte = [&](std::size_t i) { return static_cast<std::size_t>(head[i]) & 0xffU; };
+    std::size_t len = byte(8) | (byte(9) << 8);
+    std::size_t at = 10;
+    if (byte(6) != 1 && head.size() >= 12) {
+      len |= (byte(10) << 16) | (byte(11) << 24);
+      at = 12;
+    }
+    const auto want = static_cast<std::size_t>(
+        std::min<std::uint64_t>(size, at + std::min(len, npy_max_header_bytes)));
+    const std::size_t had = head.size();
+    if (want > had) {
+      head.resize(want);
+      if (!fill(had)) return cannot(std::strerror(errno));
+    }
+  }
+  auto header = parse_npy_header(head, size, path);
+  if (!header) return Unexpected{header.error()};
+  r.header_ = std::move(*header);
+  return r;
+}
+
+NpyReader::NpyReader(NpyReader&& other) noexcept
+    : path_(std::move(other.path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      header_(std::move(other.header_)) {}
+
+NpyReader& NpyReader::operator=(NpyReader&& other) noexcept {
+  if (this != &other) {
+    close_fd();
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+    header_ = std::move(other.header_);
+  }
+  return *this;
+}
+
+NpyReader::~NpyReader() {
+  close_fd();
+}
+
+void NpyReader::close_fd() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Status NpyReader::read(std::int64_t offset, std::span<std::byte> bytes) const {
+  if (fd_ < 0) return fail(Errc::internal, "the .npy file is not open");
+  const std::size_t eb = npy_element_bytes(header_.dtype);
+  if (offset < 0 || bytes.size() % eb != 0 ||
+      offset + static_cast<std::int64_t>(bytes.size() / eb) > header_.elements) {
+    return fail(Errc::internal, "a read outside the array of '" + path_ + "'");
+  }
+  auto at = static_cast<off_t>(header_.data_offset + static_cast<std::size_t>(offset) * eb);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pread(fd_, bytes.data() + done, bytes.size() - done, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Unexpected{io_error("cannot read", path_)};
+    if (n == 0) {
+      return fail(Errc::system, "cannot read '" + path_ + "': it was cut short while in use");
+    }
+    done += static_cast<std::size_t>(n);
+    at += n;
+  }
+  return {};
+}
+
+Expected<NpyArray> read_npy(const std::string& path) {
+  auto reader = NpyReader::open(path);
+  if (!reader) return Unexpected{reader.error()};
+  const NpyHeader& h = reader->header();
+  NpyArray out{h.dtype, h.shape, {}};
+  out.data.resize(static_cast<std::size_t>(h.elements) * npy_element_bytes(h.dtype));
+  TP_TRY(reader->read(0, out.data));
   return out;
 }
 

@@ -68,6 +68,23 @@ void keep_rank_values(const RankLayout<D>& layout, const SlabView<T, D>& slab, O
                           static_cast<std::size_t>(box.volume())));
 }
 
+/// The initial values of the rank's points from `initial` (PipelineOptions::initial_rows), row by
+/// row into the slab.
+template <class T, int D>
+Status fill_initial(const RankLayout<D>& layout, const SlabView<T, D>& slab,
+                    const InitialRows& initial, int rank) {
+  const Box<D> box = owned_box(layout);
+  const auto n = static_cast<std::size_t>(box.extent(D - 1));
+  Status st;
+  for_each_row(box, [&](const Point<D>& first) {
+    if (st)
+      st = initial(std::span<const Index>(first),
+                   std::as_writable_bytes(std::span(slab.at(first), n)));
+  });
+  if (!st) return Unexpected{st.error().rank >= 0 ? st.error() : st.error().on_rank(rank)};
+  return {};
+}
+
 /// A resident kernel that changes its array between the sweeps of a run (PipelineOptions::sweeps):
 /// on every rank, after `done` sweeps, one thread calls after_sweep(done, slab, owned, world)
 /// (`owned`: the box of points the rank computes); it may communicate through `world`.
@@ -110,12 +127,14 @@ struct ResidentRank {
 };
 
 /// Collective set-up of both resident pipelines: the layout (tiles re-cut by `split`), the slab
-/// (boundary layers filled) and its faces (`queues` start queues, direct faces announced by emit
-/// when `eager`), connected, with one face's transfer time measured into `report`.
+/// (boundary layers filled, the rank's points from `initial` where given) and its faces (`queues`
+/// start queues, direct faces announced by emit when `eager`), connected, with one face's transfer
+/// time measured into `report`.
 template <ResidentKernel K>
 Expected<ResidentRank<K>> open_resident_rank(const K& kernel, const plan::Plan& plan,
                                              comm::World& world, bool direct, const RowSplit& split,
-                                             int queues, bool eager, RankReport& report) {
+                                             int queues, bool eager, const InitialRows& initial,
+                                             RankReport& report) {
   constexpr int D = K::dims;
   std::array<int, D> halo{};
   for (int d = 0; d < D; ++d) halo[static_cast<std::size_t>(d)] = halo_width<K>(d);
@@ -127,6 +146,7 @@ Expected<ResidentRank<K>> open_resident_rank(const K& kernel, const plan::Plan& 
   if (!faces) return Unexpected{faces.error()};
   rank.faces = std::move(*faces);
   fill_outer_halo(kernel, rank.faces->slab(), rank.layout->space);
+  if (initial) TP_TRY(fill_initial(*rank.layout, rank.faces->slab(), initial, world.rank()));
   report.direct_faces = direct;
   auto face_s = rank.faces->connect_and_measure();
   if (!face_s) return Unexpected{face_s.error()};
@@ -165,7 +185,8 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   auto outcome = detail::start_outcome<typename K::result_type>(world, threads);
   RankReport& report = outcome.report;
   // One start queue per thread; direct faces announced as soon as they are written.
-  auto rank = detail::open_resident_rank(kernel, plan, world, *direct, {}, threads, true, report);
+  auto rank = detail::open_resident_rank(kernel, plan, world, *direct, {}, threads, true,
+                                         options.initial_rows, report);
   if (!rank) return Unexpected{rank.error()};
   const RankLayout<D>& layout = *rank->layout;
   detail::ResidentFaces<T, D>& faces = *rank->faces;

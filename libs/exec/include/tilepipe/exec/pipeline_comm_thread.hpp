@@ -204,8 +204,8 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   // Start queues 2t + p: the faces thread t finished at a step of parity p. The communication
   // thread starts parity p during the next step while the others fill the other parity; the
   // barrier between steps orders the two. Direct faces are announced by it too (not eager).
-  auto rank =
-      detail::open_resident_rank(kernel, plan, world, *direct, *split, 2 * threads, false, report);
+  auto rank = detail::open_resident_rank(kernel, plan, world, *direct, *split, 2 * threads, false,
+                                         options.initial_rows, report);
   if (!rank) return Unexpected{rank.error()};
   const RankLayout<D>& layout = *rank->layout;
   detail::ResidentFaces<T, D>& faces = *rank->faces;

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,11 @@
 #include <vector>
 
 namespace tp::exec {
+
+/// Fills `row` (whole elements of the kernel's value_type) with the initial values of the row of
+/// points that starts at `first` (1-based, one index per dimension) and runs along the last
+/// dimension; or fails (the run stops with that error).
+using InitialRows = std::function<Status(std::span<const Index> first, std::span<std::byte> row)>;
 
 /// How a rank runs its share of a plan.
 struct PipelineOptions {
@@ -40,6 +46,10 @@ struct PipelineOptions {
   FaceMode faces = FaceMode::automatic;
   /// Resident kernels: keep the values the rank computed (RankOutcome::values).
   bool keep_values = false;
+  /// Resident kernels: the initial values of the points the rank computes, called once per row
+  /// of its box on the rank's calling thread before the first sweep; empty: zeros (the slab's
+  /// fill). The halo below the space keeps the kernel's boundary values.
+  InitialRows initial_rows;
   /// Resident kernels: run the whole sweep this many times over the same slabs, set up once
   /// (the kernel's after_sweep, if it has one, runs between sweeps; pipeline.hpp).
   int sweeps = 1;

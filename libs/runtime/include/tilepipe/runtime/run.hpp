@@ -89,11 +89,51 @@ KeptValues project_values(const Outcome& outcome) {
   return kept;
 }
 
+/// A kernel that can start from an input array (RunOptions::input): a resident one whose output
+/// file holds its elements, so that an output file is an input of the same shape and type.
+template <class K>
+concept TakesInput = exec::ResidentKernel<K> && !ProjectsOutput<K>;
+
+/// The row of points that starts at `first` (1-based) read from `input` (the space 1..size[d] in
+/// C order) into `row`.
+inline Status read_row(const NpyReader& input, const plan::Index& size,
+                       std::span<const exec::Index> first, std::span<std::byte> row) {
+  std::int64_t offset = 0;
+  for (std::size_t d = 0; d < size.size(); ++d) offset = offset * size[d] + (first[d] - 1);
+  return input.read(offset, row);
+}
+
+/// Fails unless `input` holds an array of the kernel's value type T and of `size`: names both.
+template <class T>
+Status check_input(const NpyReader& input, const plan::Index& size) {
+  const NpyHeader& h = input.header();
+  const std::string_view want = npy_dtype<T>();
+  if (h.dtype == want && h.shape == size) return {};
+  return Unexpected{Error::about("input", Errc::invalid_argument,
+                                 "'" + input.path() + "' holds " + npy_shape_text(h.shape) + " " +
+                                     npy_type_name(h.dtype) + " values, the kernel's array is " +
+                                     npy_shape_text(size) + " " + npy_type_name(want))};
+}
+
+/// Collective: every rank's verdict on a check each made (`mine`): its own error where it failed,
+/// else, where another rank failed, "`failed` rank R" about `option` (R the lowest such rank).
+inline Status agree(comm::World& world, const Status& mine, const std::string& option,
+                    const std::string& failed) {
+  auto first = world.allreduce_min(static_cast<double>(mine ? world.size() : world.rank()));
+  if (!first) return Unexpected{first.error()};
+  if (!mine) return Unexpected{mine.error()};
+  if (*first < world.size()) {
+    return Unexpected{Error::about(option, Errc::invalid_argument,
+                                   failed + " rank " + std::to_string(static_cast<int>(*first)))};
+  }
+  return {};
+}
+
 /// The kernel run as one tile over the whole space, in order, on this thread (`sweeps` times over
-/// the same array, for a resident kernel).
+/// the same array, for a resident kernel, starting from `input` where given).
 template <exec::Kernel K>
 Expected<typename K::result_type> reference_result(const K& kernel, const plan::Plan& plan,
-                                                   int sweeps) {
+                                                   int sweeps, const NpyReader* input) {
   constexpr int D = K::dims;
   exec::Box<D> space;
   for (int d = 0; d < D; ++d) {
@@ -110,9 +150,22 @@ Expected<typename K::result_type> reference_result(const K& kernel, const plan::
     std::vector<typename K::value_type> data(static_cast<std::size_t>(bounds.volume()));
     const exec::SlabView<typename K::value_type, D> slab(data.data(), bounds);
     exec::fill_halo(kernel, slab, space);
+    if (input != nullptr) {
+      const plan::Index size = plan.space().extents();
+      const auto n = static_cast<std::size_t>(space.extent(D - 1));
+      Status st;
+      exec::for_each_row(space, [&](const exec::Point<D>& first) {
+        if (st) {
+          st = read_row(*input, size, std::span<const exec::Index>(first),
+                        std::as_writable_bytes(std::span(slab.at(first), n)));
+        }
+      });
+      TP_TRY(st);
+    }
     for (int s = 1; s < sweeps; ++s) TP_TRY(exec::run_local(kernel, slab, *tiling, 1));
     return exec::run_local(kernel, slab, *tiling, 1);
   } else {
+    (void)input;
     return exec::run_local(kernel, *tiling, 1);
   }
 }
@@ -241,6 +294,28 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   const plan::Plan& plan = out.planned.plan;
   const std::optional<model::Choice>& choice = out.planned.choice;
   if (!mpi) TP_TRY(detail::check_memory(detail::array_bytes(kernel, plan, options)));
+  // The input file, before any work: opened and checked here when forking (the ranks inherit it
+  // and read their points at their offsets), by every rank under MPI (each reads its own points;
+  // every rank learns whether all could).
+  std::optional<NpyReader> input;
+  const auto open_input = [&]() -> Status {
+    if constexpr (detail::TakesInput<K>) {
+      auto r = NpyReader::open(options.input);
+      if (!r) return Unexpected{Error::about("input", r.error().code, r.error().message)};
+      TP_TRY(detail::check_input<typename K::value_type>(*r, size));
+      input.emplace(std::move(*r));
+      return {};
+    } else if constexpr (exec::ResidentKernel<K>) {
+      return Unexpected{Error::about("input", Errc::invalid_argument,
+                                     "needs a kernel whose output file holds its elements (this "
+                                     "one writes a field of them)")};
+    } else {
+      return Unexpected{Error::about("input", Errc::invalid_argument,
+                                     "needs a kernel that keeps its array (this one passes only "
+                                     "faces between its tiles)")};
+    }
+  };
+  if (!options.input.empty() && !mpi) TP_TRY(open_input());
   // The output file, before any work: created here when forking (the ranks inherit it; this
   // process makes it visible when they succeeded), by rank 0 under MPI.
   std::optional<NpyWriter> output;
@@ -297,13 +372,21 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
       rank_options.epoch = Clock::time_point(
           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*first)));
     }
+    if (!options.input.empty() && mpi) {
+      TP_TRY(detail::agree(world, open_input(), "input", "cannot be read by"));
+    }
     if (!options.output.empty() && mpi) {
       // Rank 0 opens the file; every rank learns whether it could before the run.
-      Status opened = world.rank() == 0 ? open_output() : Status{};
-      auto all = world.allreduce_min(opened ? 1.0 : 0.0);
-      if (!all) return Unexpected{all.error()};
-      if (!opened) return Unexpected{opened.error()};
-      if (*all < 1) return fail(Errc::invalid_argument, "rank 0 cannot write the output file");
+      TP_TRY(detail::agree(world, world.rank() == 0 ? open_output() : Status{}, "output",
+                           "cannot be written by"));
+    }
+    if constexpr (detail::TakesInput<K>) {
+      if (input) {
+        rank_options.initial_rows = [&](std::span<const exec::Index> first,
+                                        std::span<std::byte> row) {
+          return detail::read_row(*input, size, first, row);
+        };
+      }
     }
     auto outcome = exec::run_rank(kernel, plan, world, rank_options);
     if (!outcome) return Unexpected{outcome.error()};
@@ -330,7 +413,8 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
     if (world.rank() != 0) return std::vector<std::byte>{};
     std::optional<bool> verified;
     if (options.verify) {
-      auto reference = detail::reference_result(kernel, plan, options.sweeps);
+      auto reference =
+          detail::reference_result(kernel, plan, options.sweeps, input ? &*input : nullptr);
       if (!reference) return Unexpected{reference.error()};
       verified = *reference == (*total)->result;
     }

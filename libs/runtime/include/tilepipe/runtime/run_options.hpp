@@ -51,6 +51,11 @@ struct RunOptions {
   /// Resident kernels: write the computed array (the space 1..size[d], C order, the kernel's
   /// value type) to this .npy file, made visible only when complete; empty: none.
   std::string output;
+  /// Resident kernels whose array is their elements: the initial values of the points of the
+  /// space from this .npy file (the shape and type `output` writes: size[0] x ... x size[D-1] of
+  /// the value type, C order), read by each rank at the offsets of its points; checked before
+  /// any work. Empty: zeros. The halo keeps the kernel's boundary values.
+  std::string input;
   /// The machine the cost model predicts with: with one, what the options leave open (tile,
   /// schedule, grouping) is chosen by the model.
   std::optional<model::Machine> machine;
