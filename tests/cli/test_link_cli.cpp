@@ -72,7 +72,7 @@ TEST(LinkCli, pingpong_reports_the_link) {
   auto r = tilepipe("pingpong", {"--ranks", "2", "--sync", "block", "--sizes", "8", "--iters", "10",
                                  "--link", "latency=100us", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = nlohmann::json::parse(r.out)["results"];
   ASSERT_EQ(j.size(), 1u);
   EXPECT_EQ(j[0]["link"], "latency=100us");
   EXPECT_GE(j[0]["latency_us"].get<double>(), 100.0);  // a lower bound: never before latency

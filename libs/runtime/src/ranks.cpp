@@ -63,6 +63,18 @@ void store_error(ErrorSlot& slot, const Error& e, int rank) {
   slot.set.store(1, std::memory_order_release);
 }
 
+/// The tasks of the srun step this process is one of, when srun gave them no MPI wire-up (no PMIx
+/// or PMI in the environment: `srun --mpi=none`, Slurm's usual MpiDefault); else 0. (A batch
+/// script, which is no step, has no SLURM_STEP_NUM_TASKS.)
+std::int64_t srun_tasks_without_mpi() {
+  if (comm::World::launched_by_mpi()) return 0;
+  const char* text = std::getenv("SLURM_STEP_NUM_TASKS");
+  if (text == nullptr) return 0;
+  char* end = nullptr;
+  const long long n = std::strtoll(text, &end, 10);
+  return end != text && *end == '\0' && n > 1 ? n : 0;
+}
+
 Error load_error(const ErrorSlot& slot) {
   Error e(static_cast<Errc>(slot.code), slot.message);
   e.rank = slot.rank;
@@ -114,6 +126,13 @@ Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMod
   if (mode == LaunchMode::mpi && !comm::World::launched_by_mpi()) {
     return fail(Errc::invalid_argument,
                 "the MPI launch needs the ranks started by mpirun or srun (e.g. mpirun -np 2 ...)");
+  }
+  if (const std::int64_t tasks = srun_tasks_without_mpi(); tasks > 0) {
+    // Each task would run the whole problem alone (forking its own ranks).
+    return fail(Errc::invalid_argument,
+                "srun started " + std::to_string(tasks) +
+                    " tasks without MPI wire-up, so each would run alone: use srun --mpi=pmix "
+                    "(or MpiDefault=pmix in slurm.conf; docs/slurm.md)");
   }
   if (joins_mpi(mode)) {
     // A test hook (docs/runtime.md): TILEPIPE_FAULT_STOP_RANK=r stops rank r (SIGSTOP) before it

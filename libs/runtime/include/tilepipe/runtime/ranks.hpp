@@ -47,8 +47,10 @@ struct RanksResult {
 /// Runs `body` on `ranks` ranks (joins MPI: the job's ranks, `ranks` unused). Under MPI each
 /// process returns its own rank's outcome. Forked: rank 0's bytes (at most 1 GiB) come back, and
 /// the first error any rank raised (lowest rank first), with its rank; a rank killed by a signal
-/// or exiting without a result is an error naming it. Call from a single-threaded process when it
-/// forks. Never prints.
+/// or exiting without a result is an error naming it. A task of an srun step of several tasks
+/// that srun gave no MPI wire-up (`srun --mpi=none`: no PMIx or PMI in the environment) is refused
+/// (Errc::invalid_argument), since each would run alone. Call from a single-threaded process when
+/// it forks. Never prints.
 Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMode mode,
                                 const RankBody& body);
 
