@@ -184,8 +184,17 @@ Expected<Link> parse_link(std::string_view text, std::string_view what) {
 
 std::string to_string(const Link& link) {
   if (!link.enabled) return "none";
-  std::string s = "latency=" + format_exact(static_cast<double>(link.latency.count()), time_units);
-  if (link.latency.count() == 0) s = "latency=0ns";
+  // The latency is whole nanoseconds: the largest unit that divides it exactly (a relative
+  // tolerance would print 220111111111 ns as 220111111us; found by fuzzing).
+  const long long ns = link.latency.count();
+  std::string s = "latency=" + std::to_string(ns) + "ns";
+  for (auto it = time_units.rbegin(); ns != 0 && it != time_units.rend(); ++it) {
+    const auto scale = static_cast<long long>(it->scale);
+    if (ns % scale == 0) {
+      s = "latency=" + std::to_string(ns / scale) + std::string(it->suffix);
+      break;
+    }
+  }
   if (link.bandwidth_bytes_per_s > 0) {
     s += ",bandwidth=" + format_exact(link.bandwidth_bytes_per_s, std::span(rate_units).first(4));
   }

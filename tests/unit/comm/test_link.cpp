@@ -77,13 +77,16 @@ TEST(LinkParse, presets_carry_the_seeds_numbers) {
 
 TEST(LinkParse, to_string_reads_back_as_the_same_link) {
   for (std::string_view text : {"latency=20us,bandwidth=80MB/s", "d330", "pci-sci", "latency=1ms",
-                                "bandwidth=64KiB/s", "latency=1500ns,bandwidth=3.5GB/s", "none"}) {
+                                "bandwidth=64KiB/s", "latency=1500ns,bandwidth=3.5GB/s", "none",
+                                // Found by fuzzing: was printed as latency=220111111us.
+                                "latency=220.111111111115s"}) {
     const Link a = must_parse(text);
     const Link b = must_parse(to_string(a));
     EXPECT_TRUE(same_link(a, b)) << text << " -> " << to_string(a);
   }
   EXPECT_EQ(to_string(must_parse("latency=20us,bandwidth=80MB/s")),
             "latency=20us,bandwidth=80MB/s");
+  EXPECT_EQ(to_string(must_parse("latency=220.111111111115s")), "latency=220111111111ns");
   EXPECT_FALSE(same_link(must_parse("latency=20us"), must_parse("latency=21us")));
   EXPECT_FALSE(same_link(must_parse("latency=20us"), Link{}));
 }
