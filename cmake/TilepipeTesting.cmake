@@ -5,12 +5,15 @@
 # largest part of make test's builds; their speed is the executable's) and, in the sanitizer
 # builds, without instrumentation (TILEPIPE_UNINSTRUMENTED, cmake/TilepipeWarnings.cmake): the
 # sanitizers check the executable they run.
+# Every test executable is a unity build with TILEPIPE_UNITY (docs/adr/0019): its files share one
+# namespace, so helpers two files need live in a shared header.
 function(tp_add_gtest name)
   cmake_parse_arguments(ARG "PROCESS" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
   add_executable(${name} ${ARG_SOURCES})
+  set_target_properties(${name} PROPERTIES UNITY_BUILD ${TILEPIPE_UNITY})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main
                                         tilepipe_warnings tilepipe_sanitizers)
   if(ARG_PROCESS)

@@ -466,7 +466,7 @@ int run_align(int argc, char** argv) {
   return emit(result_text(o, *in, *out), output);
 }
 
-const CommandRegistration registration{
+const CommandRegistration align_registration{
     Command{"align", "Smith-Waterman local alignment of two FASTA sequences", run_align}};
 
 }  // namespace

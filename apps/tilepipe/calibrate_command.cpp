@@ -162,7 +162,7 @@ int run_calibrate(int argc, char** argv) {
   return exit_ok;
 }
 
-const CommandRegistration registration{
+const CommandRegistration calibrate_registration{
     {"calibrate", "measure this machine and transport; write a machine file (cost model)",
      &run_calibrate}};
 

@@ -397,7 +397,7 @@ int run_pingpong(int argc, char** argv) {
   return ran ? exit_ok : report_error(ran.error());
 }
 
-const CommandRegistration registration{Command{
+const CommandRegistration pingpong_registration{Command{
     "pingpong", "message latency and bandwidth between two ranks (shm or MPI)", run_pingpong}};
 
 }  // namespace

@@ -84,7 +84,7 @@ int run_plan(int argc, char** argv) {
   return exit_ok;
 }
 
-const CommandRegistration registration{
+const CommandRegistration plan_registration{
     {"plan", "tile, map and schedule a loop nest; print the plan and its time steps", &run_plan}};
 
 }  // namespace

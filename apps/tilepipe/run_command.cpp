@@ -525,7 +525,7 @@ int run_run(int argc, char** argv) {
   }
 }
 
-const CommandRegistration registration{
+const CommandRegistration run_registration{
     {"run", "run a kernel's plan on ranks x threads: time, checksum, phases", &run_run}};
 
 }  // namespace

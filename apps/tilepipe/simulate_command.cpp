@@ -247,7 +247,7 @@ int run_simulate(int argc, char** argv) {
   return exit_ok;
 }
 
-const CommandRegistration registration{
+const CommandRegistration simulate_registration{
     {"simulate", "simulate a plan on a machine file's cluster (discrete events); print its time",
      &run_simulate}};
 

@@ -602,7 +602,7 @@ int run_sweep(int argc, char** argv) {
   return exit_ok;
 }
 
-const CommandRegistration registration{
+const CommandRegistration sweep_registration{
     {"sweep", "run every scheme x tile height; measured vs predicted time, CSV/JSON/plot",
      &run_sweep}};
 

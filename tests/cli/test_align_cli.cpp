@@ -1,4 +1,5 @@
 // `tilepipe align` end to end: results checked against EMBOSS water, exact bad-input errors.
+#include "align_reference.hpp"
 #include "run_process.hpp"
 
 #include <gtest/gtest.h>
@@ -7,17 +8,16 @@
 #include <string>
 #include <vector>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_align {
+
 namespace {
 
+using tp::test::align;
 using tp::test::run_process;
 
 const std::string data = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data";
 const std::string fa = data + "/fasta";
-
-tp::test::ProcessResult align(std::vector<std::string> args) {
-  args.insert(args.begin(), {TILEPIPE_EXE, "align"});
-  return run_process(args);
-}
 
 // Expected scores and end positions: EMBOSS water 6.6 on the same files (-aformat markx10).
 TEST(AlignCli, protein_blosum62_text_output) {
@@ -247,3 +247,5 @@ TEST(AlignCli, bad_input_exits_2_with_one_line) {
 }
 
 }  // namespace
+
+}  // namespace cli_align

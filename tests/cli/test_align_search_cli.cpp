@@ -20,6 +20,9 @@
 #include <string>
 #include <vector>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_align_search {
+
 namespace {
 
 using tp::test::align;
@@ -330,3 +333,5 @@ TEST(AlignSearchCli, bad_input_exits_2_with_one_line) {
 }
 
 }  // namespace
+
+}  // namespace cli_align_search

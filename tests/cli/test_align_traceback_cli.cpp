@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_align_traceback {
+
 namespace {
 
 const std::string fa = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/fasta";
@@ -214,3 +217,5 @@ TEST(AlignTracebackCli, threads_and_ranks_give_the_same_alignment) {
 }
 
 }  // namespace
+
+}  // namespace cli_align_traceback

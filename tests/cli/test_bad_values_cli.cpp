@@ -11,6 +11,9 @@
 #include <regex>
 #include <sstream>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_bad_values {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -140,3 +143,5 @@ TEST(BadValuesCli, no_arguments_is_one_line_pointing_at_help) {
 }
 
 }  // namespace
+
+}  // namespace cli_bad_values

@@ -10,6 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_calibrate {
+
 namespace {
 
 using tp::test::run_process;
@@ -140,3 +143,5 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
+
+}  // namespace cli_calibrate

@@ -15,6 +15,9 @@
 #include <fstream>
 #include <sstream>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_input {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -205,3 +208,5 @@ TEST_F(InputCli, every_input_that_does_not_fit_is_one_line_exit_2_before_any_wor
 }
 
 }  // namespace
+
+}  // namespace cli_input

@@ -11,6 +11,9 @@
 #include <fstream>
 #include <sstream>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_link {
+
 namespace {
 
 using tp::test::run_process;
@@ -173,3 +176,5 @@ TEST(LinkCli, a_machine_file_from_another_link_exits_2_and_suggests_calibrate) {
 }
 
 }  // namespace
+
+}  // namespace cli_link

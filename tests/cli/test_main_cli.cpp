@@ -7,6 +7,9 @@
 
 #include <regex>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_main {
+
 namespace {
 
 using tp::test::run_process;
@@ -60,3 +63,5 @@ TEST(MainCli, every_json_output_starts_with_the_preamble) {
 }
 
 }  // namespace
+
+}  // namespace cli_main

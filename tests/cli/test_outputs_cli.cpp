@@ -12,6 +12,9 @@
 #include <fstream>
 #include <sstream>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_outputs {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -165,3 +168,5 @@ TEST_F(OutputsCli, a_failed_plot_leaves_no_file_and_keeps_the_old_one) {
 }
 
 }  // namespace
+
+}  // namespace cli_outputs

@@ -8,6 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_plan {
+
 namespace {
 
 using tp::test::run_process;
@@ -183,3 +186,5 @@ TEST(PlanCli, unknown_command_and_missing_size) {
 }
 
 }  // namespace
+
+}  // namespace cli_plan

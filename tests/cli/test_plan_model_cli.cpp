@@ -13,6 +13,9 @@
 #include <fstream>
 #include <sstream>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_plan_model {
+
 namespace {
 
 using tp::test::run_process;
@@ -258,3 +261,5 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
+
+}  // namespace cli_plan_model

@@ -18,6 +18,9 @@
 #include <regex>
 #include <set>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_plugin {
+
 namespace {
 
 using tp::test::run_process;
@@ -295,3 +298,5 @@ TEST(PluginCli, a_kernel_that_throws_exits_1_naming_rank_and_tile) {
 }
 
 }  // namespace
+
+}  // namespace cli_plugin

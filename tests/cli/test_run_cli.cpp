@@ -15,6 +15,9 @@
 #include <set>
 #include <sstream>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_run {
+
 namespace {
 
 using tp::test::run_process;
@@ -332,3 +335,5 @@ TEST(RunCli, idle_ranks_under_every_scheme) {
 }
 
 }  // namespace
+
+}  // namespace cli_run

@@ -12,6 +12,9 @@
 #include <map>
 #include <set>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_simulate {
+
 namespace {
 
 using tp::test::run_process;
@@ -177,3 +180,5 @@ TEST(SimulateCli, bad_input_is_one_line_and_exit_2) {
 }
 
 }  // namespace
+
+}  // namespace cli_simulate

@@ -14,6 +14,9 @@
 #include <sstream>
 #include <tuple>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_sweep {
+
 namespace {
 
 using tp::test::run_process;
@@ -153,3 +156,5 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
+
+}  // namespace cli_sweep

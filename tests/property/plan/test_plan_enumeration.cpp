@@ -13,7 +13,7 @@
 namespace tp::plan::property {
 namespace {
 
-Case random_case(std::uint64_t seed) {
+Case enumeration_case(std::uint64_t seed) {
   Picker pick(seed);
   Case c;
   const int n = static_cast<int>(pick(2, 4));
@@ -31,7 +31,7 @@ Case random_case(std::uint64_t seed) {
   return c;
 }
 
-std::vector<std::uint64_t> seeds(int count) {
+std::vector<std::uint64_t> enumeration_seeds(int count) {
   return property::seeds(count, 0x5EEDULL);
 }
 
@@ -80,8 +80,8 @@ bool reachable(const Index& from, const Index& to, const std::vector<Index>& ds)
 
 TEST(PlanProperty, steps_mapping_and_schedule_agree_with_enumeration) {
   int planned = 0;
-  for (auto seed : seeds(400)) {
-    const Case c = random_case(seed);
+  for (auto seed : enumeration_seeds(400)) {
+    const Case c = enumeration_case(seed);
     SCOPED_TRACE(c.text);
     auto plan = Plan::make(c.request);
     if (!plan) {
@@ -194,8 +194,8 @@ std::pair<std::int64_t, std::int64_t> objective_of(const Plan& p) {
 }
 
 TEST(PlanProperty, chosen_mesh_is_the_best_over_every_factorization) {
-  for (auto seed : seeds(150)) {
-    Case c = random_case(seed);
+  for (auto seed : enumeration_seeds(150)) {
+    Case c = enumeration_case(seed);
     c.request.map_dim = 0;
     SCOPED_TRACE(c.text);
     auto plan = Plan::make(c.request);

@@ -15,12 +15,12 @@
 namespace tp::plan::property {
 namespace {
 
-std::vector<std::uint64_t> seeds(int count) {
+std::vector<std::uint64_t> mesh_choice_seeds(int count) {
   return property::seeds(count, 0xC0DEULL);
 }
 
 // Small spaces with 0/1 dependences (all realized: every extent >= 2), few nodes and CPUs.
-Case random_case(std::uint64_t seed) {
+Case mesh_choice_case(std::uint64_t seed) {
   Picker pick(seed);
   Case c;
   const int n = static_cast<int>(pick(2, 3));
@@ -78,8 +78,8 @@ struct Best {
 TEST(PlanMeshChoice, planner_matches_exhaustive_search_over_meshes_and_grids) {
   int planned = 0;
   int idle = 0;
-  for (auto seed : seeds(300)) {
-    const Case c = random_case(seed);
+  for (auto seed : mesh_choice_seeds(300)) {
+    const Case c = mesh_choice_case(seed);
     SCOPED_TRACE(c.text);
     const PlanRequest& r = c.request;
     const auto n = static_cast<int>(r.size.size());

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 /// Inside a rank body: on failure print the condition and return 1 from the body.
@@ -81,6 +82,15 @@ inline Config small_config(SyncMode sync, RendezvousMode rendezvous) {
   c.cma_min_bytes = 16384;           // automatic mode: copy below, cma above
   c.peer_timeout = std::chrono::seconds(5);
   return c;
+}
+
+// The small configuration with automatic rendezvous (the default of most tests).
+inline Config small(SyncMode sync) {
+  return small_config(sync, RendezvousMode::automatic);
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
 }
 
 }  // namespace tp::comm::test

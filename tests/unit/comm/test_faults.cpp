@@ -16,17 +16,12 @@
 namespace tp::comm {
 namespace {
 
+using test::contains;
+using test::small;
+
 using test::check_message;
 using test::make_message;
 using test::run_ranks;
-
-Config small(SyncMode sync = SyncMode::hybrid) {
-  return test::small_config(sync, RendezvousMode::automatic);
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::set<std::string> dev_shm_entries() {
   std::set<std::string> out;
@@ -64,7 +59,7 @@ TEST(Faults, truncation_names_both_sizes_and_writes_nothing_past_the_buffer) {
 }
 
 TEST(Faults, invalid_rank_tag_and_region_are_errors) {
-  run_ranks(2, small(), [](World& w) {
+  run_ranks(2, small(SyncMode::hybrid), [](World& w) {
     std::array<std::byte, 4> b{};
     auto s = w.send(2, 0, b);
     RANK_CHECK(!s && s.error().code == Errc::invalid_argument &&
@@ -128,7 +123,7 @@ TEST(Faults, killed_peer_fails_every_waiting_call_and_leaves_no_shm) {
 }
 
 TEST(Faults, rank_that_exits_early_fails_receives_from_it) {
-  auto result = launch_local(2, small(), [](World& w) {
+  auto result = launch_local(2, small(SyncMode::hybrid), [](World& w) {
     if (w.rank() == 1) return 0;  // leaves without sending
     std::array<std::byte, 8> buf{};
     auto info = w.recv(1, 0, buf);
@@ -144,7 +139,7 @@ TEST(Faults, launcher_reports_failing_ranks) {
   LaunchOptions keep_running;
   keep_running.stop_on_failure = false;
   auto result = launch_local(
-      3, small(),
+      3, small(SyncMode::hybrid),
       [](World& w) -> int {
         if (w.rank() == 1) return 3;
         if (w.rank() == 2) throw std::runtime_error("boom");
@@ -159,14 +154,14 @@ TEST(Faults, launcher_reports_failing_ranks) {
   EXPECT_EQ(result->ranks[2].error->rank, 2);
   EXPECT_EQ(result->ranks[2].error->code, Errc::internal);
   EXPECT_FALSE(result->ranks[1].error.has_value());
-  auto bad = launch_local(0, small(), [](World&) { return 0; });
+  auto bad = launch_local(0, small(SyncMode::hybrid), [](World&) { return 0; });
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().code, Errc::invalid_argument);
 }
 
 TEST(Faults, no_shared_memory_object_is_left_behind) {
   const auto before = dev_shm_entries();
-  run_ranks(2, small(), [](World& w) {
+  run_ranks(2, small(SyncMode::hybrid), [](World& w) {
     auto region = w.create_region(4096);
     RANK_OK(region);
     auto mem = w.allocate(1 << 20);  // mapped by the peer on the rendezvous below

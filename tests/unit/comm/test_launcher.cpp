@@ -19,18 +19,13 @@
 namespace tp::comm {
 namespace {
 
+using test::contains;
+using test::small;
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-Config small(SyncMode sync = SyncMode::block) {
-  return test::small_config(sync, RendezvousMode::automatic);
 }
 
 void sleep_long() {
@@ -39,7 +34,7 @@ void sleep_long() {
 
 TEST(Launcher, a_killed_rank_ends_the_others_at_once_and_is_named_with_its_pid_and_signal) {
   const auto start = Clock::now();
-  auto result = launch_local(3, small(), [](World& w) -> int {
+  auto result = launch_local(3, small(SyncMode::block), [](World& w) -> int {
     RANK_OK(w.barrier());
     if (w.rank() == 1) ::raise(SIGKILL);
     sleep_long();  // ranks 0 and 2 would run on for 30 s
@@ -62,7 +57,7 @@ TEST(Launcher, a_killed_rank_ends_the_others_at_once_and_is_named_with_its_pid_a
 }
 
 TEST(Launcher, a_rank_error_is_carried_as_data_once_and_ends_the_others) {
-  auto result = launch_local(3, small(), [](World& w) -> Expected<int> {
+  auto result = launch_local(3, small(SyncMode::block), [](World& w) -> Expected<int> {
     if (w.rank() == 2) {
       Error e = Error::about("faces", Errc::invalid_argument, "direct needs shared memory");
       e.tile = {1, 65};
@@ -87,7 +82,7 @@ TEST(Launcher, a_rank_error_is_carried_as_data_once_and_ends_the_others) {
 }
 
 TEST(Launcher, an_exception_in_a_rank_becomes_its_error) {
-  auto result = launch_local(2, small(), [](World& w) -> int {
+  auto result = launch_local(2, small(SyncMode::block), [](World& w) -> int {
     if (w.rank() == 0) throw std::runtime_error("std::bad_alloc");
     sleep_long();
     return 0;
@@ -107,7 +102,7 @@ TEST(Launcher, a_lost_peer_error_is_not_taken_for_the_cause) {
   LaunchOptions keep_running;
   keep_running.stop_on_failure = false;
   auto result = launch_local(
-      2, small(),
+      2, small(SyncMode::block),
       [](World& w) -> Expected<int> {
         if (w.rank() == 1) return Unexpected{Error::at(1, Errc::system, "disk on fire")};
         std::array<std::byte, 8> buf{};
@@ -124,7 +119,8 @@ TEST(Launcher, a_lost_peer_error_is_not_taken_for_the_cause) {
 }
 
 TEST(Launcher, success_has_no_failure) {
-  auto result = launch_local(2, small(), [](World& w) { return w.barrier() ? 0 : 1; });
+  auto result =
+      launch_local(2, small(SyncMode::block), [](World& w) { return w.barrier() ? 0 : 1; });
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->status(), 0);
   EXPECT_EQ(result->failed_rank(), -1);
@@ -141,7 +137,7 @@ bool blocked(int sig) {
 TEST(Launcher, sigterm_to_the_launcher_is_forwarded_and_every_rank_stops_within_a_second) {
   for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
     const auto start = Clock::now();
-    auto result = launch_local(3, small(), [sig](World& w) -> int {
+    auto result = launch_local(3, small(SyncMode::block), [sig](World& w) -> int {
       RANK_OK(w.barrier());
       if (w.rank() == 0) ::kill(::getppid(), sig);  // the launcher
       sleep_long();
@@ -173,7 +169,7 @@ TEST(Launcher, a_rank_that_ignores_the_forwarded_signal_gets_sigkill_after_the_g
   o.grace = std::chrono::milliseconds(200);
   const auto start = Clock::now();
   auto result = launch_local(
-      2, small(),
+      2, small(SyncMode::block),
       [](World& w) -> int {
         ::signal(SIGTERM, SIG_IGN);
         RANK_OK(w.barrier());
@@ -196,7 +192,7 @@ TEST(Launcher, an_ignored_signal_stays_ignored) {
   ign.sa_handler = SIG_IGN;
   sigemptyset(&ign.sa_mask);
   ::sigaction(SIGHUP, &ign, &old);
-  auto result = launch_local(2, small(), [](World& w) -> int {
+  auto result = launch_local(2, small(SyncMode::block), [](World& w) -> int {
     RANK_OK(w.barrier());
     if (w.rank() == 0) ::kill(::getppid(), SIGHUP);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -221,7 +217,7 @@ TEST(Launcher, ranks_die_with_a_launcher_killed_by_sigkill) {
     const pid_t launcher = ::fork();
     if (launcher == 0) {
       ::close(fds[0]);
-      auto r = launch_local(3, small(), [&](World& w) -> int {
+      auto r = launch_local(3, small(SyncMode::block), [&](World& w) -> int {
         if (!w.barrier()) return 1;
         const pid_t me = ::getpid();
         if (::write(fds[1], &me, sizeof(me)) != sizeof(me)) return 1;
@@ -320,7 +316,7 @@ TEST(ProgressWatchdog, bounds_notification_waits_and_can_be_turned_off) {
   });
   ASSERT_TRUE(waited.has_value());
   EXPECT_EQ(waited->status(), 0);
-  Config bad = small();
+  Config bad = small(SyncMode::block);
   bad.progress_timeout = std::chrono::milliseconds(-1);
   ASSERT_FALSE(bad.validate().has_value());
   EXPECT_TRUE(contains(bad.validate().error().message, "progress_timeout -1 ms"));

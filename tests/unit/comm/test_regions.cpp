@@ -13,15 +13,10 @@
 namespace tp::comm {
 namespace {
 
+using test::contains;
+using test::small;
+
 using test::run_ranks;
-
-Config small(SyncMode sync) {
-  return test::small_config(sync, RendezvousMode::automatic);
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 TEST(Regions, peer_memory_is_the_peers_local_part_and_absent_for_self) {
   run_ranks(3, small(SyncMode::hybrid), [](World& w) {

@@ -1,13 +1,33 @@
-// The test oracle for sw: a naive Gotoh DP over full H, E, F matrices.
+// The test oracle for sw: a naive Gotoh DP over full H, E, F matrices; and the helpers the sw
+// tests share.
 #pragma once
 
 #include <tilepipe/kernels/sw.hpp>
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
 namespace tp::kernels {
+
+// The letters of s encoded by m (a test failure if one is not in m's alphabet).
+inline std::vector<std::uint8_t> enc(const ScoreMatrix& m, const std::string& s) {
+  auto e = m.encode(s, "test");
+  EXPECT_TRUE(e.has_value());
+  return e.has_value() ? *e : std::vector<std::uint8_t>{};
+}
+
+// len letters drawn uniformly from `letters`.
+inline std::string random_seq(std::mt19937_64& rng, const std::string& letters, std::size_t len) {
+  std::uniform_int_distribution<std::size_t> pick(0, letters.size() - 1);
+  std::string s;
+  for (std::size_t i = 0; i < len; ++i) s += letters[pick(rng)];
+  return s;
+}
 
 // Naive Gotoh over full (n+1) x (m+1) matrices of H, E, F; the first maximum in row-major order.
 inline SwResult naive_sw(const ScoreMatrix& mx, const std::string& q, const std::string& t,

@@ -14,12 +14,6 @@
 namespace tp::kernels {
 namespace {
 
-std::vector<std::uint8_t> enc(const ScoreMatrix& m, const std::string& s) {
-  auto e = m.encode(s, "test");
-  EXPECT_TRUE(e.has_value());
-  return e.has_value() ? *e : std::vector<std::uint8_t>{};
-}
-
 SwResult tiled(const ScoreMatrix& m, const std::string& q, const std::string& t, GapCosts g,
                exec::Point<2> tile, int threads) {
   const auto qe = enc(m, q), te = enc(m, t);
@@ -30,13 +24,6 @@ SwResult tiled(const ScoreMatrix& m, const std::string& q, const std::string& t,
   auto r = exec::run_local(*k, *tiling, threads);
   EXPECT_TRUE(r.has_value());
   return *r;
-}
-
-std::string random_seq(std::mt19937_64& rng, const std::string& letters, std::size_t len) {
-  std::uniform_int_distribution<std::size_t> pick(0, letters.size() - 1);
-  std::string s;
-  for (std::size_t i = 0; i < len; ++i) s += letters[pick(rng)];
-  return s;
 }
 
 TEST(Sw, hand_computed_scores) {

@@ -41,12 +41,6 @@ long plain_global(const ScoreMatrix& mx, const std::string& q, const std::string
   return H[m];
 }
 
-std::vector<std::uint8_t> enc(const ScoreMatrix& m, const std::string& s) {
-  auto e = m.encode(s, "test");
-  EXPECT_TRUE(e.has_value());
-  return e.has_value() ? *e : std::vector<std::uint8_t>{};
-}
-
 Ops ops_of(const std::vector<SwOp>& ops) {
   Ops out;
   for (const SwOp& o : ops) out.emplace_back(o.op, static_cast<long>(o.length));

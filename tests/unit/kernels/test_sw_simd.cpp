@@ -14,8 +14,8 @@
 namespace tp::kernels {
 namespace {
 
-const std::string protein = "ARNDCQEGHILKMFPSTWYVBZX*";
-const std::string dna = "ACGTACGTACGTNRYSWKMBDHVU";
+const std::string protein_letters = "ARNDCQEGHILKMFPSTWYVBZX*";
+const std::string dna_letters = "ACGTACGTACGTNRYSWKMBDHVU";
 
 // Every tile function this CPU can run: the ISA and the narrowest lanes tried first.
 struct Path {
@@ -38,19 +38,6 @@ std::vector<Path> paths() {
 
 std::string name(const Path& p) {
   return std::string(to_string(p.isa)) + "/" + std::to_string(p.min_bits);
-}
-
-std::vector<std::uint8_t> enc(const ScoreMatrix& m, const std::string& s) {
-  auto e = m.encode(s, "test");
-  EXPECT_TRUE(e.has_value());
-  return e.has_value() ? *e : std::vector<std::uint8_t>{};
-}
-
-std::string random_seq(std::mt19937_64& rng, const std::string& letters, std::size_t len) {
-  std::uniform_int_distribution<std::size_t> pick(0, letters.size() - 1);
-  std::string s;
-  for (std::size_t i = 0; i < len; ++i) s += letters[pick(rng)];
-  return s;
 }
 
 // A copy of s with about one residue in `rate` substituted and a few short insertions.
@@ -100,7 +87,7 @@ TEST(SwSimd, random_pairs_match_the_scalar_dp_on_every_path) {
   for (int round = 0; round < 21; ++round) {
     const bool is_dna = round % 2 == 1;
     const auto& m = is_dna ? ScoreMatrix::ednafull() : ScoreMatrix::blosum62();
-    const auto& letters = is_dna ? dna : protein;
+    const auto& letters = is_dna ? dna_letters : protein_letters;
     const std::size_t n = round < 4 ? 1 + rng() % 20 : 1 + rng() % 300;
     const std::size_t len_t = 1 + rng() % 250;
     const std::string q = random_seq(rng, letters, n);
@@ -149,7 +136,7 @@ TEST(SwSimd, scores_above_32767_stay_in_unsigned_16_bit_lanes) {
   std::mt19937_64 rng(16);
   const auto& b = ScoreMatrix::blosum62();
   const std::string q = random_seq(rng, "WWWWWWWWWC", 3150);
-  const std::string t = random_seq(rng, protein, 50) + mutate(rng, q, "WC", 400);
+  const std::string t = random_seq(rng, protein_letters, 50) + mutate(rng, q, "WC", 400);
   const auto qe = enc(b, q), te = enc(b, t);
   const GapCosts g{10, 1};
   const SwResult ref = sw_sequential(b, qe, te, g);
@@ -203,10 +190,12 @@ TEST(SwSimd, tiles_taller_than_a_band_carry_faces_between_bands) {
   // 461 rows leave a last band of 8 rows, bands of 100 rows cut it many times.
   std::mt19937_64 rng(8192);
   const auto& b = ScoreMatrix::blosum62();
-  const std::string core = random_seq(rng, protein, 240);
-  const std::string q = random_seq(rng, protein, 600) + core + random_seq(rng, protein, 90);
-  const std::string t =
-      random_seq(rng, protein, 60) + mutate(rng, core, protein, 30) + random_seq(rng, protein, 40);
+  const std::string core = random_seq(rng, protein_letters, 240);
+  const std::string q =
+      random_seq(rng, protein_letters, 600) + core + random_seq(rng, protein_letters, 90);
+  const std::string t = random_seq(rng, protein_letters, 60) +
+                        mutate(rng, core, protein_letters, 30) +
+                        random_seq(rng, protein_letters, 40);
   const auto qe = enc(b, q), te = enc(b, t);
   for (const GapCosts g : {GapCosts{10, 1}, GapCosts{4, 6}}) {
     const SwResult ref = sw_sequential(b, qe, te, g);
@@ -246,8 +235,8 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
   for (int round = 0; round < 30; ++round) {
     const exec::Index h = 8 + static_cast<exec::Index>(rng() % 90);
     const exec::Index w = 16 + static_cast<exec::Index>(rng() % 90);
-    const auto qe = enc(b, random_seq(rng, protein, static_cast<std::size_t>(h) + 5));
-    const auto te = enc(b, random_seq(rng, protein, static_cast<std::size_t>(w) + 7));
+    const auto qe = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(h) + 5));
+    const auto te = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(w) + 7));
     const GapCosts g = round % 2 == 0 ? GapCosts{10, 1} : GapCosts{3, 4};
     // Face values within 8 bits, at the 8-bit limit (250, BLOSUM62's bias 4), within 16 bits,
     // near the signed and the unsigned 16-bit limits, and beyond them.
@@ -290,8 +279,8 @@ TEST(SwSimd, padding_rows_never_hold_the_best_cell) {
   for (const exec::Index h : {9, 37, 50, 101}) {
     for (const std::int32_t big : {200, 40000}) {
       const exec::Index w = 40;
-      const auto qe = enc(b, random_seq(rng, protein, static_cast<std::size_t>(h)));
-      const auto te = enc(b, random_seq(rng, protein, static_cast<std::size_t>(w)));
+      const auto qe = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(h)));
+      const auto te = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(w)));
       const exec::Box<2> box{{1, 1}, {1 + h, 1 + w}};
       std::vector<std::int32_t> in0(static_cast<std::size_t>(2 * w + 1), 0),
           in1(static_cast<std::size_t>(2 * h), ninf);
