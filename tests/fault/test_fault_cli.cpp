@@ -49,7 +49,8 @@ enum class Fault {
   thread_start,
   stop_at_setup,  ///< mpirun: a rank stops before it joins the job (TILEPIPE_FAULT_STOP_RANK)
   rank_throws,    ///< mpirun: a rank's kernel throws (the test plugin's throw_row)
-  threads_fail    ///< mpirun: every rank's thread starts fail (the shim, through mpirun -x)
+  threads_fail,   ///< mpirun: every rank's thread starts fail (the shim, through mpirun -x)
+  bad_input       ///< mpirun: every rank finds the same bad input
 };
 
 const char* name_of(Fault f) {
@@ -76,6 +77,8 @@ const char* name_of(Fault f) {
       return "a rank's kernel throws";
     case Fault::threads_fail:
       return "thread starts fail in every rank";
+    case Fault::bad_input:
+      return "bad input that every rank finds";
   }
   return "?";
 }
@@ -96,6 +99,7 @@ struct Case {
   std::string line;  ///< when set: the one line stderr must hold (a regular expression; VPID
                      ///< stands for the pid of the rank faulted)
   std::chrono::seconds limit{10};  ///< the bound on the time from the fault to the exit
+  int code = 1;                    ///< with `line`: the exit status
 };
 
 std::string fasta_path(const char* name, std::size_t length, std::uint64_t seed) {
@@ -427,6 +431,7 @@ bool run_case(const Case& c) {
     case Fault::stop_at_setup:
     case Fault::rank_throws:
     case Fault::threads_fail:
+    case Fault::bad_input:
       break;
   }
   bool delivered = false;
@@ -524,7 +529,7 @@ bool run_case(const Case& c) {
     }
     if (!c.line.empty()) {
       // The rank's own line, once, before MPI_Abort ended the job.
-      EXPECT_EQ(child.code, 1);
+      EXPECT_EQ(child.code, c.code);
       EXPECT_EQ(ours.size(), 1U) << child.err;
       if (ours.size() == 1U) {
         std::string line = c.line;
@@ -615,6 +620,7 @@ bool run_case(const Case& c) {
     case Fault::stop_at_setup:
     case Fault::rank_throws:
     case Fault::threads_fail:
+    case Fault::bad_input:
       ADD_FAILURE() << "an mpirun-only fault";
       break;
   }
@@ -757,6 +763,16 @@ TEST(FaultMpirun, thread_starts_that_fail_end_the_job_with_one_line) {
     std::printf("fault case %s\n", c.text.c_str());
     EXPECT_TRUE(run_case(c));
   }
+}
+
+// Bad input under mpirun: every rank finds it, one says it (the lowest running rank; the
+// others wait their turn and mpirun ends them), exit 2.
+TEST(FaultMpirun, bad_input_is_reported_once) {
+  Case c = mpirun_case(Fault::bad_input, 3, {"run", "--kernel", "wave2d", "--size", "12x"});
+  c.line = R"(tilepipe: error: --size dimension 2: '' is not a whole number)";
+  c.code = 2;
+  std::printf("fault case %s\n", c.text.c_str());
+  EXPECT_TRUE(run_case(c));
 }
 
 // A rank's kernel throws under mpirun: its error line reaches stderr once, before MPI_Abort ends
