@@ -30,6 +30,9 @@ constexpr std::initializer_list<const char*> rank_variables = {"OMPI_COMM_WORLD_
 // The rank among this host's ranks: Open MPI, MPICH's Hydra, Slurm.
 constexpr std::initializer_list<const char*> local_rank_variables = {
     "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"};
+// The number of this host's ranks: Open MPI, Hydra.
+constexpr std::initializer_list<const char*> local_size_variables = {"OMPI_COMM_WORLD_LOCAL_SIZE",
+                                                                     "MPI_LOCALNRANKS"};
 
 int parse_rank(const char* text) noexcept {
   char* end = nullptr;
@@ -44,7 +47,8 @@ int own_rank(std::initializer_list<const char*> variables) noexcept {
   return -1;
 }
 
-/// The parent pid of `pid` from /proc/<pid>/stat, or -1.
+/// The parent pid of `pid` from /proc/<pid>/stat, or -1 (also for a process that has exited and
+/// awaits its reaping: state Z or X).
 int parent_of(int pid) noexcept {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
@@ -61,7 +65,7 @@ int parent_of(int pid) noexcept {
   if (close_paren == nullptr || std::sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) {
     return -1;
   }
-  return ppid;
+  return state == 'Z' || state == 'X' ? -1 : ppid;
 }
 
 /// The first of `variables` in process `pid`'s environment, as a rank, or -1.
@@ -91,7 +95,7 @@ int rank_of(int pid, std::initializer_list<const char*> variables) {
   return -1;
 }
 
-/// Calls `visit(pid)` for every other process with our parent.
+/// Calls `visit(pid)` for every other live process with our parent.
 template <class Visit>
 void for_each_sibling(Visit&& visit) {
   const int me = ::getpid();
@@ -166,11 +170,20 @@ bool take_job_voice(VoiceTurn turn) noexcept {
       const bool by_local = own_rank(local_rank_variables) >= 0;
       const auto& variables = by_local ? local_rank_variables : rank_variables;
       int turn_number = own_rank(variables);
+      int live = 1;
       for_each_sibling([&](int pid) {
+        ++live;
         if (!detail::process_stopped(pid)) return;
         const int r = rank_of(pid, variables);
         if (r >= 0 && r < own_rank(variables)) --turn_number;
       });
+      // A rank of this host is gone: the job is ending (a rank spoke, then exited; or one died,
+      // which the launcher reports). A rank resumed by the launcher's teardown (SIGCONT, then
+      // SIGTERM) must not speak in between.
+      if (const int local_size = own_rank(local_size_variables); live < local_size) {
+        sleep_nominal(std::chrono::seconds(5));
+        return false;
+      }
       sleep_nominal(std::chrono::milliseconds(2000) * std::max(turn_number, 0));
     }
     if (claim_voice()) return true;
