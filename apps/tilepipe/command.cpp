@@ -1,6 +1,9 @@
 // Shared CLI plumbing: the registry, error reporting and CLI11 parsing with one-line errors.
 #include "command.hpp"
 
+#include <tilepipe/comm/job_voice.hpp>
+#include <tilepipe/comm/world.hpp>
+
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -96,8 +99,19 @@ Expected<OutputFile> check_output(std::string_view flag, std::string path) {
   return out;
 }
 
+namespace {
+
+/// Under mpirun every rank meets the same bad input (or set-up failure): the lowest running rank
+/// of the host says it, and its failing exit ends the job while the others wait their turn
+/// (comm/job_voice.hpp). False: another rank speaks.
+bool speaks_for_the_job() {
+  return !comm::World::launched_by_mpi() || comm::take_job_voice(comm::VoiceTurn::in_turn);
+}
+
+}  // namespace
+
 int report_error(const Error& error) {
-  print_error_line(format_error(error));
+  if (speaks_for_the_job()) print_error_line(format_error(error));
   if (error.code == Errc::interrupted && error.signal > 0) return 128 + error.signal;
   return error.is_user_error() ? exit_bad_input : exit_failure;
 }
@@ -111,7 +125,7 @@ int parse_cli(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     while (!what.empty() && what.back() == '\n') what.pop_back();
-    print_error_line(what);
+    if (speaks_for_the_job()) print_error_line(what);
     return exit_bad_input;
   }
   return -1;

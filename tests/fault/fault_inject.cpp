@@ -1,13 +1,16 @@
 // Test-only fault injection: pthread_create fails with EAGAIN once a budget of thread starts is
 // spent (LD_PRELOAD it, or link it into a test). Budget: TILEPIPE_FAULT_THREADS=N, or
 // tp_fault_set_thread_budget(N) from a test; unset or negative: unlimited. Forked children
-// inherit what is left of the budget.
+// inherit what is left of the budget. TILEPIPE_FAULT_THREADS_FROM=text: only the threads started
+// from a shared object whose path holds `text` count (libstdc++: std::thread, i.e. tilepipe's
+// own threads, not those of the MPI library).
 #include <dlfcn.h>
 #include <pthread.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -37,6 +40,15 @@ bool take_thread() {
   return true;
 }
 
+/// True when a thread started from `caller` counts against the budget.
+bool counts(void* caller) {
+  const char* from = std::getenv("TILEPIPE_FAULT_THREADS_FROM");
+  if (from == nullptr || *from == '\0') return true;
+  Dl_info info{};
+  return ::dladdr(caller, &info) != 0 && info.dli_fname != nullptr &&
+         std::strstr(info.dli_fname, from) != nullptr;
+}
+
 }  // namespace
 
 extern "C" {
@@ -50,7 +62,7 @@ int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)
                    void* arg) {
   using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static const auto real = reinterpret_cast<Create>(::dlsym(RTLD_NEXT, "pthread_create"));
-  if (!take_thread()) return EAGAIN;
+  if (counts(__builtin_return_address(0)) && !take_thread()) return EAGAIN;
   return real(thread, attr, start, arg);
 }
 

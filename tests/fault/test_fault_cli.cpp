@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -47,7 +48,9 @@ enum class Fault {
   kill_launcher,
   thread_start,
   stop_at_setup,  ///< mpirun: a rank stops before it joins the job (TILEPIPE_FAULT_STOP_RANK)
-  rank_throws     ///< mpirun: a rank's kernel throws (the test plugin's throw_row)
+  rank_throws,    ///< mpirun: a rank's kernel throws (the test plugin's throw_row)
+  threads_fail,   ///< mpirun: every rank's thread starts fail (the shim, through mpirun -x)
+  bad_input       ///< mpirun: every rank finds the same bad input
 };
 
 const char* name_of(Fault f) {
@@ -72,6 +75,10 @@ const char* name_of(Fault f) {
       return "SIGSTOP of a rank before it joins";
     case Fault::rank_throws:
       return "a rank's kernel throws";
+    case Fault::threads_fail:
+      return "thread starts fail in every rank";
+    case Fault::bad_input:
+      return "bad input that every rank finds";
   }
   return "?";
 }
@@ -89,8 +96,10 @@ struct Case {
   bool mpirun = false;    ///< launched by mpirun (the launcher is mpirun, the ranks its children)
   std::string vader_dir;  ///< mpirun: Open MPI's shared-memory segments go here (checked empty)
   std::vector<std::string> env;  ///< more environment for tilepipe
-  std::string line;              ///< when set: the one line stderr must hold (a regular expression)
+  std::string line;  ///< when set: the one line stderr must hold (a regular expression; VPID
+                     ///< stands for the pid of the rank faulted)
   std::chrono::seconds limit{10};  ///< the bound on the time from the fault to the exit
+  int code = 1;                    ///< with `line`: the exit status
 };
 
 std::string fasta_path(const char* name, std::size_t length, std::uint64_t seed) {
@@ -421,6 +430,8 @@ bool run_case(const Case& c) {
     case Fault::thread_start:
     case Fault::stop_at_setup:
     case Fault::rank_throws:
+    case Fault::threads_fail:
+    case Fault::bad_input:
       break;
   }
   bool delivered = false;
@@ -474,7 +485,12 @@ bool run_case(const Case& c) {
       }
       ::closedir(d);
     }
-    EXPECT_TRUE(left.empty()) << left.size() << " Open MPI segment(s) left, e.g. " << left.front();
+    // mpirun killed outright cannot remove its ranks' segments (Open MPI's own files, which its
+    // ranks' peers map lazily, by name, so no rank may remove them early; docs/mpi.md).
+    if (c.fault != Fault::kill_launcher) {
+      EXPECT_TRUE(left.empty()) << left.size() << " Open MPI segment(s) left, e.g. "
+                                << left.front();
+    }
     for (const auto& f : left) ::unlink((c.vader_dir + "/" + f).c_str());
     ::rmdir(c.vader_dir.c_str());
   }
@@ -493,6 +509,13 @@ bool run_case(const Case& c) {
     // mpirun ends the job (137/143 for a rank killed by SIGKILL/SIGTERM, 1 otherwise); stderr
     // holds at most one line, tilepipe's, and stdout nothing or the whole result.
     EXPECT_TRUE(delivered || sig == 0);
+    if (c.fault == Fault::kill_launcher) {
+      // mpirun killed outright: the ranks die with it (no orphan, checked above), nobody speaks.
+      EXPECT_TRUE(child.signaled && child.code == 128 + SIGKILL) << child.code;
+      EXPECT_TRUE(child.err.empty()) << child.err;
+      EXPECT_TRUE(child.out.empty() || complete) << "partial output: " << child.out;
+      return true;
+    }
     EXPECT_FALSE(child.signaled) << "mpirun itself died of signal " << child.code - 128;
     // Open MPI's own event library may warn as the job is torn down ("[warn] Epoll MOD(1) on fd
     // 29 failed ... Bad file descriptor", seen under ASan): mpirun's lines, not tilepipe's.
@@ -506,10 +529,14 @@ bool run_case(const Case& c) {
     }
     if (!c.line.empty()) {
       // The rank's own line, once, before MPI_Abort ended the job.
-      EXPECT_EQ(child.code, 1);
+      EXPECT_EQ(child.code, c.code);
       EXPECT_EQ(ours.size(), 1U) << child.err;
       if (ours.size() == 1U) {
-        EXPECT_TRUE(std::regex_match(ours[0], std::regex(c.line))) << ours[0];
+        std::string line = c.line;
+        if (const auto at = line.find("VPID"); at != std::string::npos) {
+          line.replace(at, 4, std::to_string(victim));
+        }
+        EXPECT_TRUE(std::regex_match(ours[0], std::regex(line))) << ours[0];
       }
     }
     EXPECT_TRUE(child.out.empty() || complete) << "partial output: " << child.out;
@@ -592,6 +619,8 @@ bool run_case(const Case& c) {
     }
     case Fault::stop_at_setup:
     case Fault::rank_throws:
+    case Fault::threads_fail:
+    case Fault::bad_input:
       ADD_FAILURE() << "an mpirun-only fault";
       break;
   }
@@ -626,11 +655,11 @@ void run_fault(Fault fault) {
 }
 
 #if TILEPIPE_FAULT_MPIRUN
-/// Three cases of `fault` under mpirun (12 faults per build); at least one must strike a working
-/// run.
-void run_mpirun_fault(Fault fault) {
+/// `count` cases of `fault` under mpirun (16 faults per build in all); at least one must strike a
+/// working run.
+void run_mpirun_fault(Fault fault, int count = 3) {
   Tally t;
-  for (const std::uint64_t seed : seeds(fault, 3)) {
+  for (const std::uint64_t seed : seeds(fault, count)) {
     const Case c = make_mpirun_case(seed + 50, fault);
     std::printf("fault case %s\n", c.text.c_str());
     std::fflush(stdout);
@@ -666,19 +695,85 @@ Case mpirun_case(Fault fault, int ranks, const std::vector<std::string>& args) {
 // A rank stopped before it joins the job (as if SIGSTOPped in its first milliseconds): the others
 // wait in MPI_Init, out of the progress watchdog's sight; the set-up watchdog ends the job after
 // the progress timeout, with one line naming the stopped rank (issue 16).
+// Every other rank waits and times out at about the same moment: the lowest running rank of the
+// host speaks (comm/job_voice.hpp), whichever timed out first.
 TEST(FaultMpirun, a_rank_stopped_before_it_joins_ends_the_job_naming_it) {
-  // 2 ranks only: with 3, the two waiting ranks race for "the lower speaks" and both may print
-  // (seen in a CI run; issue 16, open).
-  for (const int ranks : {2}) {
+  // {ranks, the rank stopped, the rank that speaks}
+  for (const auto& [ranks, stopped, speaker] :
+       {std::array{2, 1, 0}, std::array{3, 1, 0}, std::array{4, 0, 1}}) {
     Case c = mpirun_case(Fault::stop_at_setup, ranks,
                          {"run", "--kernel", "wave2d", "--size", "64x4096", "--tile", "16",
                           "--sync", "block", "--progress-timeout", "1"});
-    c.env = {"TILEPIPE_FAULT_STOP_RANK=1"};
-    c.line = R"(tilepipe: error: \[rank 0\] no progress in the MPI job's set-up for 1 s )"
-             R"(\(progress timeout\): rank 1 \(pid \d+\) is stopped)";
+    c.env = {"TILEPIPE_FAULT_STOP_RANK=" + std::to_string(stopped)};
+    c.line = R"(tilepipe: error: \[rank )" + std::to_string(speaker) +
+             R"(\] no progress in the MPI job's set-up for 1 s \(progress timeout\): rank )" +
+             std::to_string(stopped) + R"( \(pid \d+\) is stopped)";
+    c.text += " (rank " + std::to_string(stopped) + " stopped)";
     std::printf("fault case %s\n", c.text.c_str());
     EXPECT_TRUE(run_case(c));
   }
+}
+
+// A rank stopped while the job works (3 ranks over shm; the rank, CPUs and schedule from the
+// seed): every rank that waits on it times out, one line names it (the lowest running rank
+// speaks; comm/job_voice.hpp), and MPI_Abort ends the job. The run lasts seconds, so that the
+// stop lands before its end (a rank stopped after its last exchange is not covered: docs/mpi.md).
+TEST(FaultMpirun, a_rank_stopped_mid_run_ends_the_job_with_one_line_naming_it) {
+  for (const std::uint64_t seed : seeds(Fault::stop_rank, 2)) {
+    std::mt19937_64 rng(seed);
+    // Over shm only: with --transport mpi one job in 11 on a loaded machine hung silently until
+    // killed (not understood yet; by hand it ends with the same one line).
+    Case c =
+        mpirun_case(Fault::stop_rank, 3,
+                    {"run", "--kernel", "wave2d", "--size", "128x4194304", "--tile", "16", "--sync",
+                     "block", "--progress-timeout", "1", "--cpus", std::to_string(1 + rng() % 2),
+                     "--schedule", rng() % 2 == 0 ? "blocking" : "overlap"});
+    c.victim = static_cast<int>(rng() % 3);
+    c.delay = std::chrono::milliseconds(600);
+    c.text += " (the rank of index " + std::to_string(c.victim) + " by pid stopped)";
+    // Mid-run as a rule; in the set-up on a slow machine (the set-up watchdog's line then).
+    c.line = R"(tilepipe: error: \[rank \d\] no progress (from rank \d( \(pid \d+\))?|)"
+             R"(in the MPI job's set-up) for 1 s \(progress timeout\): rank \d \(pid VPID\) )"
+             R"(is stopped)";
+    c.text = "seed " + std::to_string(seed) + ": " + c.text;
+    std::printf("fault case %s\n", c.text.c_str());
+    EXPECT_TRUE(run_case(c));
+  }
+}
+
+// Thread starts that fail in every rank under mpirun (the shim counts std::thread starts only,
+// not the MPI library's threads): the set-up watchdog's thread, then a worker; one line, exit 1.
+TEST(FaultMpirun, thread_starts_that_fail_end_the_job_with_one_line) {
+  for (const int budget : {0, 1}) {
+    std::vector<std::string> args = {"-x", std::string("LD_PRELOAD=") + TILEPIPE_FAULT_SHIM,
+                                     "-x", "TILEPIPE_FAULT_THREADS=" + std::to_string(budget),
+                                     "-x", "TILEPIPE_FAULT_THREADS_FROM=libstdc++"};
+    if (TILEPIPE_ASAN) {
+      args.insert(args.end(), {"-x", "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"});
+    }
+    args.insert(args.end(), {TILEPIPE_EXE, "run", "--kernel", "wave2d", "--size", "64x4096",
+                             "--tile", "16", "--sync", "block", "--cpus", "2"});
+    Case c = mpirun_case(Fault::threads_fail, 3, args);
+    // mpirun_case puts tilepipe right after -np: the -x flags belong to mpirun, before it.
+    c.argv.erase(std::find(c.argv.begin(), c.argv.end(), std::string(TILEPIPE_EXE)));
+    c.line = budget == 0 ? R"(tilepipe: error: \[rank \d\] cannot start the set-up watchdog )"
+                           R"(thread: Resource temporarily unavailable)"
+                         : R"(tilepipe: error: \[rank \d\] cannot start thread 1 of 2: )"
+                           R"(Resource temporarily unavailable)";
+    c.text += " (budget " + std::to_string(budget) + ")";
+    std::printf("fault case %s\n", c.text.c_str());
+    EXPECT_TRUE(run_case(c));
+  }
+}
+
+// Bad input under mpirun: every rank finds it, one says it (the lowest running rank; the
+// others wait their turn and mpirun ends them), exit 2.
+TEST(FaultMpirun, bad_input_is_reported_once) {
+  Case c = mpirun_case(Fault::bad_input, 3, {"run", "--kernel", "wave2d", "--size", "12x"});
+  c.line = R"(tilepipe: error: --size dimension 2: '' is not a whole number)";
+  c.code = 2;
+  std::printf("fault case %s\n", c.text.c_str());
+  EXPECT_TRUE(run_case(c));
 }
 
 // A rank's kernel throws under mpirun: its error line reaches stderr once, before MPI_Abort ends
@@ -698,9 +793,8 @@ TEST(FaultMpirun, a_rank_that_throws_says_why_before_the_job_is_aborted) {
 TEST(FaultMpirun, kill_9_of_a_rank) {
   run_mpirun_fault(Fault::kill_rank);
 }
-// A rank stopped during set-up: a_rank_stopped_before_it_joins_ends_the_job_naming_it above. A
-// rank stopped while the run works is caught by the progress watchdog (MPI_Abort); no random
-// case here, since with 3 or more ranks every rank that waits prints its own line (issue 16).
+// A rank stopped: a_rank_stopped_before_it_joins_ends_the_job_naming_it and
+// a_rank_stopped_mid_run_ends_the_job_with_one_line_naming_it above.
 TEST(FaultMpirun, sigterm_of_a_rank) {
   run_mpirun_fault(Fault::term_rank);
 }
@@ -709,6 +803,12 @@ TEST(FaultMpirun, sigint_to_mpirun) {
 }
 TEST(FaultMpirun, sigterm_to_mpirun) {
   run_mpirun_fault(Fault::term_launcher);
+}
+TEST(FaultMpirun, sighup_to_mpirun) {
+  run_mpirun_fault(Fault::hup_launcher, 2);
+}
+TEST(FaultMpirun, kill_9_of_mpirun) {
+  run_mpirun_fault(Fault::kill_launcher, 2);
 }
 #endif
 

@@ -3,6 +3,8 @@
 // destructor (it waits for the protocol messages still queued).
 #include "engine.hpp"
 
+#include <tilepipe/comm/job_voice.hpp>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -121,6 +123,8 @@ Error Engine::stall(int awaited) {
       stopped = name(p.world_rank, p.pid);
     }
   }
+  // Under a launcher (MPI peers, whose pids the world does not know): a stopped rank of this host.
+  if (stopped.empty() && on_abort_ != nullptr) stopped = stopped_job_sibling();
   text += stopped.empty() ? ": it is alive but silent (hung?)" : ": " + stopped + " is stopped";
   Error e = Error::at(rank_, Errc::timeout, std::move(text));
   std::lock_guard lock(mu_);

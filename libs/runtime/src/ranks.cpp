@@ -1,5 +1,6 @@
 // run_ranks: rank 0's bytes and every rank's error cross from forked ranks to the caller through
 // one shared anonymous mapping (per-rank error slots, then rank 0's bytes), never through stdio.
+#include <tilepipe/comm/job_voice.hpp>
 #include <tilepipe/comm/launch.hpp>
 #include <tilepipe/runtime/ranks.hpp>
 #include <tilepipe/support/last_words.hpp>
@@ -142,7 +143,13 @@ Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMod
       std::raise(SIGSTOP);
     }
     auto world = comm::World::from_mpi(config);
-    if (!world) return Unexpected{world.error()};
+    if (!world) {
+      // Every rank fails its set-up alike, as a rule (no thread, no MPI): the lowest running rank
+      // of the host returns its error at once and its failing exit ends the job; the others wait
+      // their turn (and are ended meanwhile), so that the user reads one line.
+      (void)comm::take_job_voice(comm::VoiceTurn::in_turn);
+      return Unexpected{world.error()};
+    }
     if (const std::int64_t job = mpi_job_size(); job > 0 && job != world->size()) {
       // Typically Open MPI's library under MPICH's launcher or the reverse: each rank alone.
       return fail(Errc::invalid_argument,
@@ -160,7 +167,12 @@ Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMod
       // ends every rank before this error could return: say it first, unless it only says that
       // a peer was lost (the launcher reports the peer's death; its own rank says why).
       if (!e.is_user_error()) world->abandon(e);
-      if (world->failed() && world->aborts_when_failed() && e.code != Errc::peer_lost) {
+      // One line for the job (comm/job_voice.hpp): a timeout is seen by every rank that waits on
+      // the silent peer, so the lowest running rank speaks; an error of this rank's own is said
+      // at once, unless another rank already speaks for the job.
+      if (world->failed() && world->aborts_when_failed() && e.code != Errc::peer_lost &&
+          comm::take_job_voice(e.code == Errc::timeout ? comm::VoiceTurn::in_turn
+                                                       : comm::VoiceTurn::at_once)) {
         say_last_words(e);
       }
       return Unexpected{std::move(e)};
