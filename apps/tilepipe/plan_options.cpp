@@ -41,6 +41,9 @@ void PlanOptions::add_to(CLI::App& app, bool executes) {
   app.add_option("--nodes", nodes, "number of nodes (ranks)");
   app.add_option("--cpus", cpus, "CPUs (threads) per node");
   app.add_option("--mesh", mesh, "node mesh, one factor per non-mapping dimension, e.g. 3x3");
+  app.add_option("--cyclic", cyclic,
+                 "block-cyclic factor: rows of tiles per CPU along every non-mapping dimension "
+                 "(K), or one per non-mapping dimension (2x3); default 1 (block mapping)");
   app.add_option("--map-dim", map_dim, "mapping dimension: auto or 1..n");
   app.add_option("--schedule", schedule, "blocking|overlap|auto (auto needs --machine)");
   app.add_option("--grouping", grouping, "hyperplane|vertical|auto (auto needs --machine)");
@@ -290,6 +293,16 @@ Expected<plan::PlanRequest> PlanOptions::parse(model::ChoiceRequest* autos) cons
     auto me = parse_extents(mesh, "--mesh");
     if (!me) return Unexpected{me.error()};
     req.mesh = *me;
+  }
+  if (cyclic == "auto") {
+    return fail(Errc::invalid_argument,
+                "--cyclic auto is not implemented yet (the cost model does not rank cyclic "
+                "factors); give a factor such as 2");
+  }
+  {
+    auto c = parse_extents(cyclic, "--cyclic");
+    if (!c) return Unexpected{c.error()};
+    req.cyclic = *c;
   }
   if (map_dim != "auto") {
     auto md = parse_int(map_dim, "--map-dim");

@@ -30,13 +30,15 @@ struct PlanOptions {
   std::string nodes = "1";
   std::string cpus = "1";
   std::string mesh;
+  std::string cyclic = "1";
   std::string map_dim = "auto";
   std::string schedule = "overlap";
   std::string grouping = "hyperplane";
   std::vector<std::string> params;   ///< --param name=value, repeatable
   std::vector<std::string> plugins;  ///< --plugin FILE.so, repeatable
 
-  /// Adds --kernel --deps --param --size --tile --tiling-matrix --nodes --cpus --mesh --map-dim
+  /// Adds --kernel --deps --param --size --tile --tiling-matrix --nodes --cpus --mesh --cyclic
+  /// --map-dim
   /// --schedule --grouping to a CLI11 app. `executes`: for a command that runs a built-in
   /// kernel with rectangular tiles (no --deps, no --tiling-matrix; --kernel offers the kernels
   /// tilepipe run executes only).

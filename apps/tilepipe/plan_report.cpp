@@ -46,6 +46,7 @@ nlohmann::ordered_json plan_to_json(const plan::Plan& p, const std::string& kern
   j["cpus"] = p.cpus();
   j["mesh"] = p.mesh();
   j["cpu_grid"] = p.cpu_grid();
+  j["cyclic"] = p.cyclic();
   j["schedule"] = std::string(plan::to_string(p.schedule().kind()));
   j["grouping"] = std::string(plan::to_string(p.schedule().grouping().kind()));
   j["grouping_matrix"] = matrix_json(p.schedule().grouping().p());
@@ -114,6 +115,9 @@ std::string plan_to_text(const plan::Plan& p, const std::string& kernel) {
   row("mapping dimension", std::to_string(p.map_dim() + 1));
   row("nodes", fmt::format("{} as mesh {}", p.nodes(), join(p.mesh(), "x")));
   row("CPUs per node", fmt::format("{} as grid {}", p.cpus(), join(p.cpu_grid(), "x")));
+  if (p.is_cyclic()) {
+    row("cyclic", fmt::format("{} (rows of tiles per CPU, block-cyclic)", join(p.cyclic(), "x")));
+  }
   row("schedule", fmt::format("{}, {} grouping", plan::to_string(p.schedule().kind()),
                               plan::to_string(p.schedule().grouping().kind())));
   row("grouping P^G", p.schedule().grouping().p().to_string());

@@ -103,6 +103,7 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
     j["cpus"] = plan.cpus();
     j["mesh"] = plan.mesh();
     j["cpu_grid"] = plan.cpu_grid();
+    j["cyclic"] = plan.cyclic();
     j["map_dim"] = plan.map_dim() + 1;
     j["schedule"] = std::string(plan::to_string(plan.schedule().kind()));
     j["grouping"] = std::string(plan::to_string(plan.schedule().grouping().kind()));
@@ -159,10 +160,11 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
     j["ranks"] = ranks;
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("tilepipe run: {} {} on {} node(s) x {} CPU(s), mesh {}, tile {}, {} + {}{}\n",
+    fmt::print("tilepipe run: {} {} on {} node(s) x {} CPU(s), mesh {}{}, tile {}, {} + {}{}\n",
                f.plan.kernel, join_x(plan.space().extents()), plan.nodes(), plan.cpus(),
-               join_x(plan.mesh()), join_x(plan.tiling().tile_extents()),
-               plan::to_string(plan.schedule().kind()),
+               join_x(plan.mesh()),
+               plan.is_cyclic() ? fmt::format(", cyclic {}", join_x(plan.cyclic())) : "",
+               join_x(plan.tiling().tile_extents()), plan::to_string(plan.schedule().kind()),
                plan::to_string(plan.schedule().grouping().kind()),
                plan.schedule().grouping().kind() == plan::GroupingKind::vertical
                    ? fmt::format(" ({} subtiles)", total.summary.ranks.front().subtiles)
@@ -484,6 +486,7 @@ int run_run(int argc, char** argv) {
   o.cpus = f.cpus_given ? base.cpus : 0;
   o.mesh = base.mesh;
   o.map_dim = base.map_dim;
+  o.cyclic = base.cyclic;
   if (!request->auto_tile && base.tile_kind == plan::TileSpecKind::extents) {
     o.tile_extents = base.tile_extents;
   } else if (!request->auto_tile) {

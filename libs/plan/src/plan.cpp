@@ -153,7 +153,38 @@ Status check_request(const PlanRequest& req, int n) {
         req.cpus < 1 ? Errc::invalid_argument : Errc::out_of_range,
         "cpus: " + std::to_string(req.cpus) + " must be between 1 and " + std::to_string(max_cpus));
   }
+  if (!req.cyclic.empty()) {
+    if (req.cyclic.size() != 1 && static_cast<int>(req.cyclic.size()) != n - 1) {
+      return Unexpected{Error::about(
+          "cyclic", Errc::invalid_argument,
+          join_x(req.cyclic) + " has " + std::to_string(req.cyclic.size()) +
+              " factors; give one, or one per non-mapping dimension (" + std::to_string(n - 1) +
+              " for a " + std::to_string(n) + "-dimensional space)")};
+    }
+    for (auto c : req.cyclic) {
+      if (c < 1 || c > max_cyclic) {
+        return Unexpected{Error::about(
+            "cyclic", Errc::invalid_argument,
+            join_x(req.cyclic) + ": factors must be between 1 and " + std::to_string(max_cyclic))};
+      }
+    }
+    const bool cyclic =
+        std::any_of(req.cyclic.begin(), req.cyclic.end(), [](std::int64_t c) { return c > 1; });
+    if (cyclic && req.tile_kind == TileSpecKind::matrix) {
+      return Unexpected{Error::about("cyclic", Errc::invalid_argument,
+                                     join_x(req.cyclic) +
+                                         ": the block-cyclic mapping needs rectangular tiles (a "
+                                         "general tiling matrix was given)")};
+    }
+  }
   return {};
+}
+
+// The cyclic factors per non-mapping dimension (all 1 when none were asked for).
+Index cyclic_factors(const PlanRequest& req, int n) {
+  if (req.cyclic.empty()) return Index(static_cast<std::size_t>(n - 1), 1);
+  if (req.cyclic.size() == 1) return Index(static_cast<std::size_t>(n - 1), req.cyclic.front());
+  return req.cyclic;
 }
 
 // A tiling known before the mesh (all extents, or H) with its tile space; nullopt for a
@@ -278,10 +309,11 @@ std::int64_t rect_face_points(const Index& mesh_full, const Index& cpu_full, con
 }
 
 // The widths of a height-only tiling for one mesh and CPU grid (docs/math.md, "Choosing the mesh
-// and the CPU grid"): the thinnest that give each CPU at most one row, w_k = max(ceil(N_k / (p_k
-// m_k)), l_k), with l_k the thinnest legal width along k.
+// and the CPU grid"): the thinnest that give each CPU at most c_k rows, w_k = max(ceil(N_k /
+// (c_k p_k m_k)), l_k), with l_k the thinnest legal width along k.
 Index derived_widths(const PlanRequest& req, const IterationSpace& space, int map_dim,
-                     const Index& mesh_full, const Index& cpu_full, const Index& thinnest_legal) {
+                     const Index& mesh_full, const Index& cpu_full, const Index& cyclic_full,
+                     const Index& thinnest_legal) {
   const int n = space.dims();
   Index widths(static_cast<std::size_t>(n));
   for (int d = 0; d < n; ++d) {
@@ -290,7 +322,8 @@ Index derived_widths(const PlanRequest& req, const IterationSpace& space, int ma
       widths[dd] = req.tile_height;
       continue;
     }
-    const std::int64_t slots = saturating_mul(mesh_full[dd], cpu_full[dd]);
+    const std::int64_t slots =
+        saturating_mul(saturating_mul(mesh_full[dd], cpu_full[dd]), cyclic_full[dd]);
     widths[dd] =
         std::max(ceil_div(space.extent(d), std::min(slots, space.extent(d))), thinnest_legal[dd]);
   }
@@ -326,8 +359,30 @@ Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
                                                   const IterationSpace& space, int map_dim,
                                                   const std::optional<FixedTiling>& fixed,
                                                   const std::vector<Index>& meshes,
-                                                  std::optional<Error>& legality_error) {
+                                                  std::optional<Error>& legality_error,
+                                                  std::optional<Error>& cyclic_error) {
   const int n = space.dims();
+  const Index cyclic = cyclic_factors(req, n);
+  const Index cyclic_full = expand(cyclic, map_dim);
+  // Every cycle of a cyclic dimension k has rows: u_k > (c_k - 1) p_k m_k (the error names the
+  // first dimension where a candidate fails).
+  const auto cycles_filled = [&](const Index& rows, const Index& mesh, const Index& cpu) {
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const std::int64_t slots = saturating_mul(mesh[k], cpu[k]);
+      if (rows[k] > saturating_mul(cyclic[k] - 1, slots)) continue;
+      if (!cyclic_error) {
+        const int dim = static_cast<int>(k) + (static_cast<int>(k) >= map_dim ? 1 : 0);
+        cyclic_error = Error::about(
+            "cyclic", Errc::invalid_argument,
+            "factor " + std::to_string(cyclic[k]) + " along dimension " + std::to_string(dim + 1) +
+                " is larger than the rows allow: " + std::to_string(rows[k]) +
+                " rows of tiles over " + std::to_string(slots) + " CPUs fill at most " +
+                std::to_string(ceil_div(rows[k], slots)) + " cycles");
+      }
+      return false;
+    }
+    return true;
+  };
   std::optional<Candidate> best;
   Index thinnest_legal;
   if (!fixed) {
@@ -340,10 +395,9 @@ Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
     for (const auto& cpu : cpu_grids) {
       const Index mesh_full = expand(mesh, map_dim);
       const Index cpu_full = expand(cpu, map_dim);
-      const Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim);
       if (!fixed) {
         const Index widths =
-            derived_widths(req, space, map_dim, mesh_full, cpu_full, thinnest_legal);
+            derived_widths(req, space, map_dim, mesh_full, cpu_full, cyclic_full, thinnest_legal);
         auto t = Tiling::rectangular(widths);
         if (!t) return Unexpected{t.error()};
         if (auto legal = check_legal(*t, *req.deps); !legal) {
@@ -357,6 +411,12 @@ Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
           last[dd] = ceil_div(space.extent(d), widths[dd]) - 1;
           if (d != map_dim) cross = saturating_mul(cross, widths[dd]);
         }
+        Index rows = drop(last, map_dim);
+        for (auto& r : rows) ++r;
+        if (!cycles_filled(rows, mesh, cpu)) continue;
+        const Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim,
+                                mesh_full, cyclic_full,
+                                last[static_cast<std::size_t>(map_dim)] + 1);
         Candidate c{mesh, cpu, widths, 0, schedule.time_of(last) + 1, 0};
         c.work = saturating_mul(c.steps, cross);
         c.face = rect_face_points(mesh_full, cpu_full, widths, map_dim, req.cpus);
@@ -366,9 +426,13 @@ Expected<std::optional<Candidate>> best_candidate(const PlanRequest& req,
       const Index counts = drop(fixed->space.counts(), map_dim);
       bool fits = true;
       for (std::size_t k = 0; k < counts.size(); ++k) {
-        fits = fits && counts[k] <= saturating_mul(mesh[k], cpu[k]);
+        fits = fits && counts[k] <= saturating_mul(saturating_mul(mesh[k], cpu[k]), cyclic[k]);
       }
       if (!fits) continue;
+      if (!cycles_filled(counts, mesh, cpu)) continue;
+      const Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim,
+                              mesh_full, cyclic_full,
+                              fixed->space.counts()[static_cast<std::size_t>(map_dim)]);
       Candidate c{mesh, cpu, {}, 0, count_steps(schedule, fixed->space), 0};
       c.work = c.steps;
       c.face = node_face_points(mesh_full, cpu_full, fixed->tiling, map_dim, req.cpus);
@@ -418,10 +482,12 @@ Expected<Plan> Plan::make(const PlanRequest& request) {
   auto meshes = candidate_meshes(req, n);
   if (!meshes) return Unexpected{meshes.error()};
   std::optional<Error> legality_error;
-  auto best = best_candidate(req, *space, map_dim, *fixed, *meshes, legality_error);
+  std::optional<Error> cyclic_error;
+  auto best = best_candidate(req, *space, map_dim, *fixed, *meshes, legality_error, cyclic_error);
   if (!best) return Unexpected{best.error()};
   if (!*best) {
     if (legality_error) return Unexpected{*legality_error};
+    if (cyclic_error) return Unexpected{*cyclic_error};
     const std::string who = std::to_string(req.nodes) + " nodes x " + std::to_string(req.cpus) +
                             (req.cpus == 1 ? " CPU" : " CPUs") +
                             (req.mesh ? " (mesh " + join_x(*req.mesh) + ")" : "");
@@ -436,7 +502,10 @@ Expected<Plan> Plan::make(const PlanRequest& request) {
   Tiling tiling = *fixed ? (*fixed)->tiling : *Tiling::rectangular(chosen.widths);
   TileSpace ts = *fixed ? (*fixed)->space : *TileSpace::make(*space, tiling);
   const Index cpu_full = expand(chosen.cpu, map_dim);
-  Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim);
+  const Index cyclic = cyclic_factors(req, n);
+  Schedule schedule(req.schedule, Grouping(req.grouping, map_dim, cpu_full), map_dim,
+                    expand(chosen.mesh, map_dim), expand(cyclic, map_dim),
+                    ts.counts()[static_cast<std::size_t>(map_dim)]);
   auto tile_deps = tile_dependences(tiling, *req.deps);
   if (!tile_deps) return Unexpected{tile_deps.error()};
   Plan plan(std::move(*space), *req.deps, std::move(tiling), std::move(ts), std::move(schedule));
@@ -446,6 +515,7 @@ Expected<Plan> Plan::make(const PlanRequest& request) {
   plan.cpus_ = req.cpus;
   plan.mesh_ = chosen.mesh;
   plan.cpu_grid_ = chosen.cpu;
+  plan.cyclic_ = cyclic;
   plan.steps_ = chosen.steps;
   plan.face_points_ = chosen.face;
   // Rows of tiles per non-mapping dimension (of the tile space's bounding box): a node works when
@@ -455,7 +525,9 @@ Expected<Plan> Plan::make(const PlanRequest& request) {
   std::size_t f = 0;
   for (int d = 0; d < n; ++d) {
     if (d == map_dim) continue;
-    const std::int64_t rows = plan.tile_space_.counts()[static_cast<std::size_t>(d)];
+    // With c_k > 1 the last cycle has rows (cycles_filled), so every node and CPU works.
+    const std::int64_t rows = std::min(plan.tile_space_.counts()[static_cast<std::size_t>(d)],
+                                       saturating_mul(chosen.mesh[f], chosen.cpu[f]));
     busy_nodes *= ceil_div(rows, chosen.cpu[f]);
     busy_cpus *= rows;
     ++f;
@@ -470,7 +542,10 @@ Index Plan::node_of(const Index& tile) const {
   std::size_t f = 0;
   for (int d = 0; d < static_cast<int>(tile.size()); ++d) {
     if (d == map_dim_) continue;
-    node.push_back(floor_div(tile[static_cast<std::size_t>(d)], cpu_grid_[f++]));
+    const std::int64_t rows = mesh_[f] * cpu_grid_[f];  // P_k: the rows of one cycle
+    const std::int64_t j = tile[static_cast<std::size_t>(d)];
+    node.push_back(floor_div(j - floor_div(j, rows) * rows, cpu_grid_[f]));
+    ++f;
   }
   return node;
 }
@@ -513,34 +588,42 @@ std::vector<Index> Plan::tiles_of(std::int64_t rank) const {
   const Index node = node_coords(rank);
   const Index counts = tile_space_.counts();
   const int n = space_.dims();
-  Index lo(static_cast<std::size_t>(n));
-  Index hi(static_cast<std::size_t>(n));
+  // The coordinates of the rank's rows per dimension: along k != i the m_k rows of its node in
+  // every cycle (y P_k + node_k m_k + 0..m_k-1, below u_k), along i every tile.
+  std::vector<std::vector<std::int64_t>> coords(static_cast<std::size_t>(n));
   std::size_t f = 0;
   for (int d = 0; d < n; ++d) {
     const auto dd = static_cast<std::size_t>(d);
+    auto& c = coords[dd];
     if (d == map_dim_) {
-      lo[dd] = 0;
-      hi[dd] = counts[dd] - 1;
+      for (std::int64_t j = 0; j < counts[dd]; ++j) c.push_back(j);
       continue;
     }
-    lo[dd] = node[f] * cpu_grid_[f];
-    hi[dd] = std::min(counts[dd] - 1, lo[dd] + cpu_grid_[f] - 1);
-    if (hi[dd] < lo[dd]) return {};  // an idle node: no row of tiles reaches it
+    const std::int64_t period = mesh_[f] * cpu_grid_[f];
+    for (std::int64_t first = node[f] * cpu_grid_[f]; first < counts[dd]; first += period) {
+      for (std::int64_t j = first; j < std::min(counts[dd], first + cpu_grid_[f]); ++j) {
+        c.push_back(j);
+      }
+    }
+    if (c.empty()) return {};  // an idle node: no row of tiles reaches it
     ++f;
   }
   std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, Index>> keyed;
-  Index t = lo;
+  std::vector<std::size_t> at(static_cast<std::size_t>(n), 0);
+  Index t(static_cast<std::size_t>(n));
   while (true) {
+    for (std::size_t d = 0; d < t.size(); ++d) t[d] = coords[d][at[d]];
     Index abs = t;
     for (std::size_t d = 0; d < abs.size(); ++d) abs[d] += tile_space_.lower()[d];
     if (tile_space_.contains(abs)) keyed.push_back({{time_of(t), cpu_index(cpu_of(t))}, t});
     int d = n - 1;
-    while (d >= 0 && t[static_cast<std::size_t>(d)] == hi[static_cast<std::size_t>(d)]) {
-      t[static_cast<std::size_t>(d)] = lo[static_cast<std::size_t>(d)];
+    while (d >= 0 &&
+           at[static_cast<std::size_t>(d)] + 1 == coords[static_cast<std::size_t>(d)].size()) {
+      at[static_cast<std::size_t>(d)] = 0;
       --d;
     }
     if (d < 0) break;
-    ++t[static_cast<std::size_t>(d)];
+    ++at[static_cast<std::size_t>(d)];
   }
   std::sort(keyed.begin(), keyed.end());
   std::vector<Index> out;

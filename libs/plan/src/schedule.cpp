@@ -2,6 +2,8 @@
 #include <tilepipe/plan/schedule.hpp>
 #include <tilepipe/support/checked_math.hpp>
 
+#include <algorithm>
+
 namespace tp::plan {
 
 std::string_view to_string(ScheduleKind s) {
@@ -59,11 +61,48 @@ Schedule::Schedule(ScheduleKind kind, Grouping grouping, int map_dim)
   pi_[static_cast<std::size_t>(map_dim)] = 1;
 }
 
-std::int64_t Schedule::time_of(const Index& tile) const {
+Schedule::Schedule(ScheduleKind kind, Grouping grouping, int map_dim, const Index& mesh,
+                   const Index& factors, std::int64_t map_tiles)
+    : Schedule(kind, std::move(grouping), map_dim) {
+  const std::size_t n = pi_.size();
+  TP_EXPECTS(mesh.size() == n && factors.size() == n && map_tiles >= 1);
+  cycles_.period.assign(n, 0);
+  cycles_.stride.assign(n, 0);
+  // Mixed radix, the last cyclic dimension innermost: `span` is the number of steps one CPU's
+  // tiles of the inner cycles and of its row along the mapping dimension cover (f_i(x) = x).
+  std::int64_t span = map_tiles;
+  for (std::size_t k = n; k-- > 0;) {
+    if (static_cast<int>(k) == map_dim || factors[k] <= 1) continue;
+    Index unit(n, 0);
+    unit[k] = checked_mul(mesh[k], grouping_.h().at(static_cast<int>(k), static_cast<int>(k)).den())
+                  .value();
+    cycles_.period[k] = unit[k];
+    const std::int64_t gap = block_time_of(unit);  // f_k(P_k)
+    cycles_.stride[k] = std::max(gap, span);
+    span = checked_add(checked_mul(factors[k] - 1, cycles_.stride[k]).value(), span).value();
+  }
+}
+
+std::int64_t Schedule::block_time_of(const Index& tile) const {
   const Index g = grouping_.group_of(tile);
   std::int64_t t = 0;
   for (std::size_t k = 0; k < g.size(); ++k) t += pi_[k] * g[k];
   return t;
+}
+
+std::int64_t Schedule::time_of(const Index& tile) const {
+  if (cycles_.period.empty()) return block_time_of(tile);
+  // Separable: t = sum_k F_k(j_k), F_k(y P_k + v) = f_k(v) + y L_k along a cyclic dimension.
+  Index v = tile;
+  std::int64_t delay = 0;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    const std::int64_t p = cycles_.period[k];
+    if (p == 0) continue;
+    const std::int64_t y = floor_div(tile[k], p);
+    v[k] = tile[k] - y * p;
+    delay += y * cycles_.stride[k];
+  }
+  return block_time_of(v) + delay;
 }
 
 }  // namespace tp::plan

@@ -42,6 +42,7 @@ Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMat
                                   1, affinity_cpus() / std::max<std::int64_t>(1, ranks_here));
   request.mesh = o.mesh;
   request.map_dim = o.map_dim;
+  request.cyclic = o.cyclic;
   request.schedule = o.schedule.value_or(plan::ScheduleKind::overlap);
   request.grouping = o.grouping.value_or(plan::GroupingKind::hyperplane);
   if (o.tile_extents) {

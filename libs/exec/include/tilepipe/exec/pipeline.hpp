@@ -179,6 +179,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using detail::Clock;
   if (options.comm_thread) return run_rank_comm_thread(kernel, plan, world, options);
   TP_TRY(detail::check_plan_fits(plan, world, D));
+  TP_TRY(detail::check_cyclic(plan, options, detail::SweepHook<K>, false));
   auto direct = resolve_direct_faces(options.faces, world, has_diagonal_dependence<K>());
   if (!direct) return Unexpected{direct.error()};
   const int threads = static_cast<int>(plan.cpus());

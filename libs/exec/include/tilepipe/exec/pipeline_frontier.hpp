@@ -100,6 +100,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using R = typename K::result_type;
   using detail::Clock;
   TP_TRY(detail::check_plan_fits(plan, world, D));
+  TP_TRY(detail::check_cyclic(plan, options, false, true));
   if (options.sweeps != 1) {
     return Unexpected{Error::about("sweeps", Errc::invalid_argument,
                                    "repeat a kernel that keeps its array (this one passes only "

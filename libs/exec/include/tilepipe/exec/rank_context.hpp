@@ -71,6 +71,13 @@ struct RankOutcome {
   std::vector<std::byte> values;
 };
 
+/// Why a block-cyclic plan (docs/adr/0018-block-cyclic-rows.md) cannot run, or success: a
+/// rank's rows of tiles are then not one box, and what treats them as one (keeping or loading the
+/// rank's values, a kernel hook between sweeps, the frontier pipeline's local face slots) is not
+/// implemented for it. Always success for a block plan.
+Status cyclic_support(const plan::Plan& plan, bool keep_values, bool initial_values,
+                      bool hook_between_sweeps, bool frontier);
+
 namespace detail {
 
 using Clock = std::chrono::steady_clock;
@@ -288,6 +295,10 @@ Status run_tiles(int rank, const plan::Plan& plan, const RankLayout<D>& layout, 
 
 /// Why a plan cannot run with a kernel of `dims` dimensions on `world`, or success.
 Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dims);
+
+/// Why a block-cyclic plan (ADR 0018) cannot run with `options`, or success (cyclic_support).
+Status check_cyclic(const plan::Plan& plan, const PipelineOptions& options, bool sweep_hook,
+                    bool frontier);
 
 /// N of vertical grouping on this rank: `requested` if > 0, else the model's N
 /// (model::best_subtiles: seed 002 (7) with the CPU grid's depth) from a tile's `alpha_s` and

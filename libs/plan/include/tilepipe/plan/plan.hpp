@@ -16,6 +16,8 @@ namespace tp::plan {
 /// Most nodes and CPUs per node a plan may use (bounds the exhaustive factorization search).
 inline constexpr std::int64_t max_nodes = 65536;
 inline constexpr std::int64_t max_cpus = 1024;
+/// Largest cyclic factor per dimension.
+inline constexpr std::int64_t max_cyclic = 65536;
 
 /// How the tile is given: the height along the mapping dimension only (the other widths follow
 /// from the extents, the mesh and the CPU grid: one row of tiles per CPU), all rectangular
@@ -36,6 +38,10 @@ struct PlanRequest {
   int map_dim = 0;               ///< 1-based mapping dimension, 0 = auto (most tiles)
   ScheduleKind schedule = ScheduleKind::overlap;
   GroupingKind grouping = GroupingKind::hyperplane;
+  /// Block-cyclic factors c_k (docs/adr/0018-block-cyclic-rows.md): empty for the block mapping,
+  /// one factor for every non-mapping dimension, or one per non-mapping dimension. Each CPU then
+  /// owns up to c_k rows along k, u_k <= c_k p_k m_k, and the last cycle is never empty.
+  Index cyclic;
 };
 
 /// A validated plan. Tile coordinates are relative to the tile space's lower corner (0 for
@@ -64,13 +70,23 @@ class Plan {
   [[nodiscard]] std::int64_t steps() const noexcept { return steps_; }
   /// Points a node sends per step to its successors (sum over mesh dimensions of extent > 1).
   [[nodiscard]] std::int64_t face_points() const noexcept { return face_points_; }
+  /// Cyclic factors c_k, one per non-mapping dimension (all 1: the block mapping).
+  [[nodiscard]] const Index& cyclic() const noexcept { return cyclic_; }
+  /// True when some c_k > 1.
+  [[nodiscard]] bool is_cyclic() const noexcept {
+    for (auto c : cyclic_) {
+      if (c > 1) return true;
+    }
+    return false;
+  }
   /// Nodes without a row of tiles (fewer rows u_k than p_k m_k): they run no tile.
   [[nodiscard]] std::int64_t idle_nodes() const noexcept { return idle_nodes_; }
   /// CPUs without a row of tiles, over all nodes (those of idle nodes included):
   /// P m - prod_k u_k.
   [[nodiscard]] std::int64_t idle_cpus() const noexcept { return idle_cpus_; }
 
-  /// The node (mesh coordinates) that runs a tile: floor(j_k^S / m_k), k != i (seed 002 4.5-4.6).
+  /// The node (mesh coordinates) that runs a tile: floor((j_k^S mod p_k m_k) / m_k), k != i
+  /// (seed 002 4.5-4.6; the mod is the block-cyclic mapping, a no-op for c_k = 1).
   [[nodiscard]] Index node_of(const Index& tile) const;
   /// The CPU (grid coordinates) that runs a tile: j_k^S mod m_k, k != i.
   [[nodiscard]] Index cpu_of(const Index& tile) const;
@@ -108,6 +124,7 @@ class Plan {
   std::int64_t cpus_ = 1;
   Index mesh_;
   Index cpu_grid_;
+  Index cyclic_;
   std::int64_t steps_ = 0;
   std::int64_t face_points_ = 0;
   std::int64_t idle_nodes_ = 0;

@@ -42,6 +42,24 @@ class Grouping {
   RationalMatrix p_;
 };
 
+/// The block-cyclic part of a schedule (docs/adr/0018-block-cyclic-rows.md): along a mesh
+/// dimension k with cyclic factor c_k > 1, tile coordinate j_k = y P_k + v (P_k = p_k m_k rows
+/// per cycle, cycle y) runs as the block schedule's tile v of a virtual mesh of c_k p_k nodes,
+/// delayed by y (L_k - f_k(P_k)) steps, f_k(x) the block schedule's time of x e_k. L_k (the
+/// cycle stride) is the least that keeps one CPU's rows of different cycles at different steps
+/// (mixed radix over the cyclic dimensions, the last innermost) and >= f_k(P_k) (the wrap from
+/// a cycle's last node to the next cycle's first needs the block schedule's node-to-node gap).
+struct Cycles {
+  Index period;  ///< P_k per dimension (0: no cycling along it, the mapping dimension included)
+  Index stride;  ///< L_k per dimension (0 where period is 0)
+  [[nodiscard]] bool any() const noexcept {
+    for (auto p : period) {
+      if (p != 0) return true;
+    }
+    return false;
+  }
+};
+
 /// A linear schedule of the group space: tile j^S runs at time t = Pi^G floor(H^G j^S).
 /// Coefficients of Pi^G, per group coordinate (k = node coordinates, i = mapping coordinate):
 ///   overlap + hyperplane: pi_k = 1, pi_i = 1 (seed 002 Theorem 2; seed 000 P'(g) for m = 1)
@@ -51,6 +69,11 @@ class Grouping {
 class Schedule {
  public:
   Schedule(ScheduleKind kind, Grouping grouping, int map_dim);
+  /// The block-cyclic schedule of `factors` (c_k per dimension, 1 at the mapping one) over a mesh
+  /// `mesh` (p_k per dimension, 1 at the mapping one) with `map_tiles` tiles along the mapping
+  /// dimension; factors of 1 everywhere give the block schedule.
+  Schedule(ScheduleKind kind, Grouping grouping, int map_dim, const Index& mesh,
+           const Index& factors, std::int64_t map_tiles);
 
   [[nodiscard]] ScheduleKind kind() const noexcept { return kind_; }
   [[nodiscard]] const Grouping& grouping() const noexcept { return grouping_; }
@@ -58,11 +81,15 @@ class Schedule {
   [[nodiscard]] const Index& vector() const noexcept { return pi_; }
   /// The time step of a tile (relative to the tile space's lower corner); >= 0.
   [[nodiscard]] std::int64_t time_of(const Index& tile) const;
+  /// The block-cyclic periods and strides (no dimension cycles for a block schedule).
+  [[nodiscard]] const Cycles& cycles() const noexcept { return cycles_; }
 
  private:
+  [[nodiscard]] std::int64_t block_time_of(const Index& tile) const;
   ScheduleKind kind_;
   Grouping grouping_;
   Index pi_;
+  Cycles cycles_;
 };
 
 }  // namespace tp::plan
