@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_cyclic {
+
 namespace {
 
 using tp::test::run_process;
@@ -151,3 +154,5 @@ TEST(CyclicCli, bad_factors_are_one_line_and_exit_2) {
 }
 
 }  // namespace
+
+}  // namespace cli_cyclic
