@@ -1,6 +1,8 @@
 // MpiNet: point-to-point via MPI_Isend/MPI_Improbe/MPI_Imrecv, one-sided via MPI_Put + counter.
 #include "mpi_net.hpp"
 
+#include "mpi_watchdog.hpp"
+
 #include <climits>
 #include <string>
 
@@ -119,6 +121,10 @@ Expected<bool> MpiNet::test(int handle) {
 }
 
 Expected<int> MpiNet::create_window(std::byte* base, std::size_t bytes) {
+  const MpiWatchdog watchdog(progress_timeout_, "a one-sided window's creation");
+  if (!watchdog.started()) {
+    return fail(Errc::system, "cannot start the watchdog thread: " + watchdog.why_not());
+  }
   Window w;
   TP_MPI_CHECK(
       MPI_Win_create(base, static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm_, &w.data));

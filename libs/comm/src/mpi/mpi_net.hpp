@@ -5,6 +5,8 @@
 
 #include <mpi.h>
 
+#include <chrono>
+
 #include <vector>
 
 namespace tp::comm::detail {
@@ -12,8 +14,11 @@ namespace tp::comm::detail {
 /// Net over a private duplicate of a communicator (errors returned, never fatal).
 class MpiNet final : public Net {
  public:
-  /// Takes ownership of `comm` (a dup with MPI_ERRORS_RETURN).
-  explicit MpiNet(MPI_Comm comm) noexcept : comm_(comm) {}
+  /// Takes ownership of `comm` (a dup with MPI_ERRORS_RETURN). `progress_timeout` bounds the
+  /// collectives of create_window (MpiWatchdog): a peer stopped there would hold the others in
+  /// MPI, out of the progress watchdog's sight.
+  MpiNet(MPI_Comm comm, std::chrono::milliseconds progress_timeout) noexcept
+      : comm_(comm), progress_timeout_(progress_timeout) {}
   ~MpiNet() override;
   MpiNet(const MpiNet&) = delete;
   MpiNet& operator=(const MpiNet&) = delete;
@@ -36,6 +41,7 @@ class MpiNet final : public Net {
   int add_request(MPI_Request r);
 
   MPI_Comm comm_;
+  std::chrono::milliseconds progress_timeout_;
   std::vector<MPI_Request> requests_;
   std::vector<int> free_requests_;
   std::vector<MPI_Message> messages_;

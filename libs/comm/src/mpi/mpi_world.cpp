@@ -127,7 +127,7 @@ Expected<World> World::from_mpi(const Config& config) {
   }
   std::unique_ptr<detail::Net> net;
   if (static_cast<int>(local_ranks.size()) < size)
-    net = std::make_unique<detail::MpiNet>(comm);
+    net = std::make_unique<detail::MpiNet>(comm, config.progress_timeout);
   else
     MPI_Comm_free(&comm);
   auto engine = detail::Engine::create(config, rank, size, std::move(segment),
