@@ -33,8 +33,9 @@ int run_calibrate(int argc, char** argv) {
   app.add_option("-o,--output", output,
                  "machine file to write (default: $TILEPIPE_MACHINE, else "
                  "~/.config/tilepipe/machine-TRANSPORT.json)");
-  app.add_option("--kernel", problem.kernel,
-                 "with --size: measure the tile shapes of this problem (wave2d|wave3d|wave4d)");
+  app.add_option(
+      "--kernel", problem.kernel,
+      "with --size: measure the tile shapes of this problem (a built-in kernel or a --plugin's)");
   app.add_option("--plugin", problem.plugins,
                  "with --kernel: a kernel plugin (as for tilepipe run) whose kernel to measure");
   app.add_option("--param", problem.params,
@@ -96,10 +97,12 @@ int run_calibrate(int argc, char** argv) {
     auto shapes = runtime::plan_shapes(problem.kernel, *base, *list);
     if (!shapes) return report_error(shapes.error());
     spec.shapes = *shapes;
+    auto values = problem.param_values();
+    if (!values) return report_error(values.error());
     if (const auto* entry = problem.plugin_entry()) {
-      auto values = problem.param_values();
-      if (!values) return report_error(values.error());
       add_plugin_probe(spec, *entry, *values);
+    } else {
+      add_builtin_params(spec, problem.kernel, *values);
     }
     spec.compute_ranks = static_cast<int>(
         std::min<std::int64_t>(16, std::max<std::int64_t>(1, base->nodes * base->cpus)));

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 namespace tp::app {
 
@@ -16,7 +17,8 @@ runtime::CalibrateSpec builtin_calibration(bool quiet) {
   runtime::CalibrateSpec spec;
   spec.probes = [](const runtime::ComputeShape& shape, std::int64_t max_height,
                    std::int64_t slab_points) -> Expected<runtime::TileCostPass> {
-    return kernels::wave_cost_probe(shape.kernel, shape.tile, shape.along, max_height, slab_points);
+    return kernels::builtin_cost_probe(shape.kernel, shape.tile, shape.along, max_height,
+                                       slab_points);
   };
   if (quiet) return spec;
   // A bar redrawn in place on a terminal, a line per stage otherwise.
@@ -36,6 +38,17 @@ runtime::CalibrateSpec builtin_calibration(bool quiet) {
   return spec;
 }
 
+void add_builtin_params(runtime::CalibrateSpec& spec, std::string kernel,
+                        const exec::ParamValues& params) {
+  spec.probes = [others = spec.probes, kernel = std::move(kernel), params](
+                    const runtime::ComputeShape& shape, std::int64_t max_height,
+                    std::int64_t slab_points) -> Expected<runtime::TileCostPass> {
+    if (shape.kernel != kernel) return others(shape, max_height, slab_points);
+    return kernels::builtin_cost_probe(shape.kernel, shape.tile, shape.along, max_height,
+                                       slab_points, &params);
+  };
+}
+
 void add_plugin_probe(runtime::CalibrateSpec& spec, const runtime::KernelEntry& entry,
                       const exec::ParamValues& params) {
   spec.probes = [others = spec.probes, e = &entry, params](
@@ -49,10 +62,10 @@ void add_plugin_probe(runtime::CalibrateSpec& spec, const runtime::KernelEntry& 
 
 Status check_plugin_probe(const runtime::KernelEntry& entry, std::string_view command) {
   if (entry.cost_probe != nullptr) return {};
-  return fail(Errc::invalid_argument, "--kernel " + std::string(entry.name) + ": " +
-                                          std::string(command) +
-                                          " measures tiles of a kernel that keeps its array (this "
-                                          "one passes only faces between its tiles)");
+  return fail(Errc::invalid_argument, "--kernel " + std::string(entry.name) +
+                                          ": its plugin gives " + std::string(command) +
+                                          " no tile-cost probe (build it with "
+                                          "TILEPIPE_PLUGIN_KERNEL of this tilepipe)");
 }
 
 std::vector<runtime::ComputeShape> default_shapes(bool quick) {

@@ -17,12 +17,18 @@ namespace tp::app {
 /// `quiet`; the other fields keep runtime::CalibrateSpec's defaults.
 runtime::CalibrateSpec builtin_calibration(bool quiet);
 
-/// Routes the probes of kernel `entry` (a --plugin's, resident) to its own tile-cost probe with
+/// Routes the probes of the built-in kernel `kernel` to its probe with `params` (its --param
+/// values: sweep3d's angles change its cost); other kernels keep spec's probes.
+void add_builtin_params(runtime::CalibrateSpec& spec, std::string kernel,
+                        const exec::ParamValues& params);
+
+/// Routes the probes of kernel `entry` (a --plugin's) to its own tile-cost probe with
 /// `params`; other kernels keep spec's probes. `entry` must outlive the spec.
 void add_plugin_probe(runtime::CalibrateSpec& spec, const runtime::KernelEntry& entry,
                       const exec::ParamValues& params);
 
-/// Fails unless `entry` has a tile-cost probe (a resident kernel): `command` names who asks.
+/// Fails unless `entry` has a tile-cost probe (every kernel made by make_entry has one):
+/// `command` names who asks.
 Status check_plugin_probe(const runtime::KernelEntry& entry, std::string_view command);
 
 /// The generic shapes: wave2d 512 x z, wave3d 12 x 6 x z, wave4d 6 x 6 x 6 x z for tile

@@ -215,13 +215,16 @@ TEST(PluginCli, calibrate_measures_a_plugins_kernel_and_run_and_sweep_use_it) {
   }
   EXPECT_EQ(heights, (std::set<std::int64_t>{16, 32}));
   std::filesystem::remove(path);
-  auto lcs = tilepipe({"calibrate", "--quick", "--quiet", "-o", path, "--plugin", TP_PLUGIN_LCS,
-                       "--kernel", "lcs", "--size", "256x256"});
-  EXPECT_EQ(lcs.exit_code, 2);
-  EXPECT_EQ(one_line_error(lcs),
-            "tilepipe: error: --kernel lcs: calibrate measures tiles of a kernel that keeps its "
-            "array (this one passes only faces between its tiles)");
-  EXPECT_FALSE(std::filesystem::exists(path));
+  // A kernel that passes only faces between its tiles has its probe too (a row of tiles).
+  auto lcs =
+      tilepipe({"calibrate", "--quick", "--quiet", "-o", path, "--plugin", TP_PLUGIN_LCS,
+                "--kernel", "lcs", "--size", "256x256", "--nodes", "2", "--tile-heights", "16,64"});
+  ASSERT_EQ(lcs.exit_code, 0) << lcs.err;
+  std::ifstream lcs_in(path);
+  const auto lm = nlohmann::json::parse(lcs_in);
+  ASSERT_TRUE(lm["compute"]["kernels"].contains("lcs")) << lm["compute"].dump();
+  EXPECT_EQ(lm["compute"]["kernels"]["lcs"]["samples"].size(), 2u);
+  std::filesystem::remove(path);
 }
 
 TEST(PluginCli, each_unusable_plugin_is_one_line_and_exit_2) {

@@ -1,51 +1,148 @@
-// The built-in kernels' compute probes (cost_probes.hpp) on exec::TileCostProbe.
+// The built-in kernels' compute probes (cost_probes.hpp) on exec::TileCostProbe and
+// exec::FrontierTileCostProbe.
 #include <tilepipe/exec/calibration.hpp>
 #include <tilepipe/kernels/cost_probes.hpp>
+#include <tilepipe/kernels/score_matrix.hpp>
+#include <tilepipe/kernels/sor.hpp>
+#include <tilepipe/kernels/sw.hpp>
+#include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/kernels/wave.hpp>
 
 #include <algorithm>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 
 namespace tp::kernels {
 namespace {
 
+using Probe = std::function<double(std::int64_t)>;
+
 template <int D>
-Expected<std::function<double(std::int64_t)>> make_probe(const std::vector<std::int64_t>& cross,
-                                                         int along, std::int64_t max_height,
-                                                         std::int64_t slab_points) {
+Point<D> cross_point(const std::vector<std::int64_t>& cross, int along) {
   Point<D> c{};
   for (int d = 0; d < D; ++d) c[d] = d == along ? 1 : cross[static_cast<std::size_t>(d)];
-  using Probe = exec::TileCostProbe<Wave<D>>;
-  const auto n = Probe::slab_size(c, along, max_height, std::max<std::int64_t>(1, slab_points));
-  auto kernel = Wave<D>::make(n);
+  return c;
+}
+
+template <class K, class Make>
+Expected<Probe> resident_probe(const std::vector<std::int64_t>& cross, int along,
+                               std::int64_t max_height, std::int64_t slab_points, Make make) {
+  using P = exec::TileCostProbe<K>;
+  const auto n = P::slab_size(cross_point<K::dims>(cross, along), along, max_height,
+                              std::max<std::int64_t>(1, slab_points));
+  Expected<K> kernel = make(n);
   if (!kernel) return Unexpected{kernel.error()};
-  auto probe = std::make_shared<Probe>(*kernel, n, along);
-  return std::function<double(std::int64_t)>([probe](std::int64_t z) { return probe->pass(z); });
+  auto probe = std::make_shared<P>(*kernel, n, along);
+  return Probe([probe](std::int64_t z) { return probe->pass(z); });
+}
+
+template <class K, class Make>
+Expected<Probe> frontier_probe(const std::vector<std::int64_t>& cross, int along,
+                               std::int64_t max_height, std::int64_t slab_points, Make make) {
+  using P = exec::FrontierTileCostProbe<K>;
+  const auto n = P::space_size(cross_point<K::dims>(cross, along), along, max_height,
+                               std::max<std::int64_t>(1, slab_points));
+  auto made =
+      make(n);  // the kernel and what it refers to  if (!made) return Unexpected{made.error()};
+  auto owner = std::move(*made);
+  auto probe = std::make_shared<P>(*owner->kernel, n, along);
+  return Probe([probe, owner](std::int64_t z) { return probe->pass(z); });
+}
+
+// sor in the executor's (skewed) space of extents e: T = e_0 sweeps over a grid whose skewed
+// extents N_s + T - 1 cover e_s.
+template <int S>
+Expected<Probe> sor_probe(const std::vector<std::int64_t>& cross, int along,
+                          std::int64_t max_height, std::int64_t slab_points) {
+  struct Made {
+    std::optional<Sor<S>> kernel;
+  };
+  return frontier_probe<Sor<S>>(cross, along, max_height, slab_points,
+                                [](const Point<S + 1>& e) -> Expected<std::shared_ptr<Made>> {
+                                  Point<S> n{};
+                                  for (int s = 0; s < S; ++s)
+                                    n[s] = std::max<std::int64_t>(1, e[s + 1] - e[0] + 1);
+                                  auto k = Sor<S>::make(n, e[0], 1.5);
+                                  if (!k) return Unexpected{k.error()};
+                                  return std::make_shared<Made>(Made{std::move(*k)});
+                                });
+}
+
+// sw over random protein sequences of the tiles' lengths (BLOSUM62, gaps 10/1).
+Expected<Probe> sw_probe(const std::vector<std::int64_t>& cross, int along, std::int64_t max_height,
+                         std::int64_t slab_points) {
+  struct Made {
+    std::vector<std::uint8_t> query;
+    std::vector<std::uint8_t> target;
+    std::optional<SwKernel> kernel;  // refers to query and target
+  };
+  return frontier_probe<SwKernel>(
+      cross, along, max_height, slab_points,
+      [](const Point<2>& n) -> Expected<std::shared_ptr<Made>> {
+        const ScoreMatrix& matrix = ScoreMatrix::blosum62();
+        std::mt19937_64 random(14);
+        const auto sequence = [&](std::int64_t length) -> Expected<std::vector<std::uint8_t>> {
+          static constexpr std::string_view amino = "ACDEFGHIKLMNPQRSTVWY";
+          std::string letters(static_cast<std::size_t>(length), 'A');
+          for (auto& c : letters) c = amino[random() % amino.size()];
+          return matrix.encode(letters, "the calibration's random sequence");
+        };
+        auto query = sequence(n[0]);
+        if (!query) return Unexpected{query.error()};
+        auto target = sequence(n[1]);
+        if (!target) return Unexpected{target.error()};
+        auto made = std::make_shared<Made>();
+        made->query = std::move(*query);
+        made->target = std::move(*target);
+        auto k = SwKernel::make(matrix, made->query, made->target, GapCosts{10, 1});
+        if (!k) return Unexpected{k.error()};
+        made->kernel.emplace(std::move(*k));
+        return made;
+      });
 }
 
 }  // namespace
 
-Expected<std::function<double(std::int64_t height)>> wave_cost_probe(
-    std::string_view kernel, const std::vector<std::int64_t>& cross, int along,
-    std::int64_t max_height, std::int64_t slab_points) {
+Expected<Probe> builtin_cost_probe(std::string_view kernel, const std::vector<std::int64_t>& cross,
+                                   int along, std::int64_t max_height, std::int64_t slab_points,
+                                   const exec::ParamValues* params) {
   const auto dims = static_cast<int>(cross.size());
-  const bool known = (kernel == "wave2d" && dims == 2) || (kernel == "wave3d" && dims == 3) ||
-                     (kernel == "wave4d" && dims == 4);
+  const auto expect = [&](int d) { return dims == d; };
+  const bool known = (kernel == "wave2d" && expect(2)) || (kernel == "wave3d" && expect(3)) ||
+                     (kernel == "wave4d" && expect(4)) || (kernel == "sweep3d" && expect(3)) ||
+                     (kernel == "sor2d" && expect(3)) || (kernel == "sor3d" && expect(4)) ||
+                     (kernel == "sw" && expect(2));
   if (!known || along < 0 || along >= dims || max_height < 1 ||
       std::any_of(cross.begin(), cross.end(), [](std::int64_t w) { return w < 1; })) {
-    return fail(Errc::invalid_argument, "no compute probe for " + std::string(kernel) +
-                                            " tiles of " + std::to_string(dims) +
-                                            " dimensions (wave2d, wave3d and wave4d have one)");
+    return fail(Errc::invalid_argument,
+                "no compute probe for " + std::string(kernel) + " tiles of " +
+                    std::to_string(dims) +
+                    " dimensions (wave2d, wave3d, wave4d, sweep3d, sor2d, sor3d and sw have one)");
   }
-  switch (dims) {
-    case 2:
-      return make_probe<2>(cross, along, max_height, slab_points);
-    case 3:
-      return make_probe<3>(cross, along, max_height, slab_points);
-    default:
-      return make_probe<4>(cross, along, max_height, slab_points);
+  if (kernel == "wave2d") {
+    return resident_probe<Wave<2>>(cross, along, max_height, slab_points,
+                                   [](const Point<2>& n) { return Wave<2>::make(n); });
   }
+  if (kernel == "wave3d") {
+    return resident_probe<Wave<3>>(cross, along, max_height, slab_points,
+                                   [](const Point<3>& n) { return Wave<3>::make(n); });
+  }
+  if (kernel == "wave4d") {
+    return resident_probe<Wave<4>>(cross, along, max_height, slab_points,
+                                   [](const Point<4>& n) { return Wave<4>::make(n); });
+  }
+  if (kernel == "sweep3d") {
+    Sweep3dParams p;
+    if (params != nullptr) p = sweep3d_params_of(*params);
+    p.iterations = 1;
+    return resident_probe<Sweep3d>(cross, along, max_height, slab_points,
+                                   [&p](const Point<3>& n) { return Sweep3d::make(n, p); });
+  }
+  if (kernel == "sor2d") return sor_probe<2>(cross, along, max_height, slab_points);
+  if (kernel == "sor3d") return sor_probe<3>(cross, along, max_height, slab_points);
+  return sw_probe(cross, along, max_height, slab_points);
 }
 
 }  // namespace tp::kernels

@@ -213,9 +213,13 @@ SwBandBest striped_band(const SwBand& b) noexcept {
 
   hpt = reinterpret_cast<T*>(hp);
   const auto* elt = reinterpret_cast<const T*>(e_last);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    b.right_h[r] = hpt[at(r)];
-    b.right_e[r] = widen<O>(elt[at(r)]);
+  // Row r = l seg + v is element v L + l (at(r), without its division per row).
+  for (std::int64_t l = 0, r = 0; l < L; ++l) {
+    for (std::int64_t v = 0; v < seg && r < rows; ++v, ++r) {
+      const auto i = static_cast<std::size_t>(v * L + l);
+      b.right_h[r] = hpt[i];
+      b.right_e[r] = widen<O>(elt[i]);
+    }
   }
   b.bottom_h[0] = b.left_h[rows - 1];
   return {best, best_row, best_col, false};

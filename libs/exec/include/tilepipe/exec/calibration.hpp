@@ -8,6 +8,7 @@
 #include <tilepipe/support/expected.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -86,6 +87,85 @@ class TileCostProbe {
   Box<D> space_;
   Box<D> bounds_;
   std::vector<T> storage_;
+};
+
+/// Measures a frontier kernel's cost per point on tiles of one cross-section and any height, the
+/// way a rank walks its row of tiles: tiles follow each other along dimension `along` from the
+/// space's low corner, each taking the face along `along` that the one before it wrote (the first
+/// one the kernel's boundary face) and the kernel's boundary faces in the other dimensions. Only
+/// compute_tile is timed. The kernel keeps no array, so the slab of TileCostProbe is the row's
+/// length here: tiles stream through the faces as in a real run.
+template <FrontierKernel K>
+class FrontierTileCostProbe {
+ public:
+  static constexpr int D = K::dims;
+  using F = typename K::face_type;
+
+  /// The space's extents (the kernel must accept them): `cross` in the other dimensions, along
+  /// `along` a multiple of max_height with at least 2 tiles and `points` points.
+  static Point<D> space_size(const Point<D>& cross, int along, Index max_height, Index points) {
+    TP_EXPECTS(along >= 0 && along < D && max_height >= 1);
+    Index cross_points = 1;
+    for (int d = 0; d < D; ++d) {
+      if (d != along) cross_points *= cross[d];
+    }
+    const Index tall =
+        std::max<Index>(2, (points + cross_points * max_height - 1) / (cross_points * max_height));
+    Point<D> n = cross;
+    n[along] = tall * max_height;
+    return n;
+  }
+
+  /// `kernel` must accept a space of `size` (it is copied) and hold every tile of a pass.
+  FrontierTileCostProbe(const K& kernel, const Point<D>& size, int along)
+      : kernel_(kernel), along_(along), size_(size) {
+    for (int d = 0; d < D; ++d) TP_EXPECTS(size[d] >= 1);
+    TP_EXPECTS(along >= 0 && along < D);
+  }
+
+  /// One pass with tiles of height z (1 <= z <= the extent along `along`): seconds per point.
+  double pass(Index z) {
+    using Clock = std::chrono::steady_clock;
+    const Index tiles = size_[along_] / z;
+    TP_EXPECTS(z >= 1 && tiles >= 1);
+    Box<D> box;
+    for (int d = 0; d < D; ++d) {
+      box.lo[d] = 1;
+      box.hi[d] = 1 + size_[d];
+    }
+    box.hi[along_] = 1 + z;
+    for (int d = 0; d < D; ++d) {
+      const auto n = kernel_.face_size(d, box);
+      for (auto* v : {&in_[d], &out_[d]}) v->resize(std::max(v->size(), n));
+    }
+    double seconds = 0;
+    Index points = 0;
+    for (Index t = 0; t < tiles; ++t) {
+      box.lo[along_] = 1 + t * z;
+      box.hi[along_] = box.lo[along_] + z;
+      FaceSet<const F, D> in;
+      FaceSet<F, D> out;
+      for (int d = 0; d < D; ++d) {
+        const auto n = kernel_.face_size(d, box);
+        if (d != along_ || t == 0) kernel_.boundary_face(d, box, std::span<F>(in_[d].data(), n));
+        in[d] = std::span<const F>(in_[d].data(), n);
+        out[d] = std::span<F>(out_[d].data(), n);
+      }
+      const auto a = Clock::now();
+      static_cast<void>(kernel_.compute_tile(box, in, out));
+      seconds += std::chrono::duration<double>(Clock::now() - a).count();
+      points += box.volume();
+      std::swap(in_[along_], out_[along_]);  // the next tile's face along `along`
+    }
+    return seconds / static_cast<double>(points);
+  }
+
+ private:
+  K kernel_;
+  int along_;
+  Point<D> size_;
+  std::array<std::vector<F>, D> in_;
+  std::array<std::vector<F>, D> out_;
 };
 
 /// How `time_round_trips` runs: batches of round trips between ranks 0 and 1.

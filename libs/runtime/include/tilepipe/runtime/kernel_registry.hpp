@@ -57,9 +57,10 @@ struct KernelEntry {
   /// Makes the kernel and runs it through the door (runtime::run) over 1..size[d].
   Expected<RunReport> (*run)(const plan::Index& size, const exec::ParamValues& params,
                              const RunOptions& options) = nullptr;
-  /// Resident kernels: exec::TileCostProbe over tiles of cross-section `cross` (the extent along
-  /// `along` ignored) at heights 1..max_height through a slab of at least slab_points points.
-  /// nullptr for frontier kernels.
+  /// The tile-cost probe over tiles of cross-section `cross` (the extent along `along` ignored)
+  /// at heights 1..max_height: exec::TileCostProbe through a slab of at least slab_points points
+  /// (resident kernels), exec::FrontierTileCostProbe along a row of as many points (frontier
+  /// kernels). nullptr: the plugin gives none (a plugin built by make_entry always does).
   Expected<CostProbe> (*cost_probe)(const std::vector<std::int64_t>& cross, int along,
                                     std::int64_t max_height, std::int64_t slab_points,
                                     const exec::ParamValues& params) = nullptr;

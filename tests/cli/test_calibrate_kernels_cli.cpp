@@ -1,0 +1,95 @@
+// `tilepipe calibrate --kernel K --size ...` for every built-in kernel: the machine file holds K's
+// cost per point at the problem's tile shapes, and `plan` predicts K's tiles with it.
+#include "run_process.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+// One namespace per file: test_cli is a unity build (docs/adr/0019).
+namespace cli_calibrate_kernels {
+namespace {
+
+tp::test::ProcessResult tilepipe(std::vector<std::string> args) {
+  args.insert(args.begin(), TILEPIPE_EXE);
+  return tp::test::run_process(args, 60);
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("tilepipe-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+struct Problem {
+  std::vector<std::string> args;  // --kernel ... --size ... [--param ...] --nodes ...
+  std::string kernel;
+  std::string heights;  // two tile heights, a comma list
+  std::string tile;     // one of them, for plan
+};
+
+TEST(CalibrateKernelsCli, every_builtin_kernel_is_measured_at_its_plans_tiles_and_predicted) {
+  const std::vector<Problem> problems{
+      {{"--kernel", "sw", "--size", "2000x2000", "--nodes", "2"}, "sw", "256,512", "512"},
+      {{"--kernel", "sor2d", "--size", "64x64", "--param", "iterations=8", "--nodes", "2"},
+       "sor2d",
+       "8,16",
+       "16"},
+      {{"--kernel", "sweep3d", "--size", "8x8x64", "--param", "angles=3", "--nodes", "2"},
+       "sweep3d",
+       "16,32",
+       "32"},
+      {{"--kernel", "wave2d", "--size", "64x1024", "--nodes", "1", "--cpus", "2"},
+       "wave2d",
+       "64,128",
+       "128"},
+  };
+  const auto path = temp_path("kernels-machine.json");
+  for (const auto& p : problems) {
+    SCOPED_TRACE(p.kernel);
+    std::vector<std::string> calibrate{"calibrate", "--quick",        "--quiet", "-o",
+                                       path,        "--tile-heights", p.heights};
+    calibrate.insert(calibrate.end(), p.args.begin(), p.args.end());
+    auto c = tilepipe(calibrate);
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_NE(c.out.find("  t_comp1 (" + p.kernel + ")"), std::string::npos) << c.out;
+    const auto m = read_json(path);
+    ASSERT_TRUE(m["compute"]["kernels"].contains(p.kernel)) << m["compute"].dump();
+    const auto& samples = m["compute"]["kernels"][p.kernel]["samples"];
+    ASSERT_EQ(samples.size(), 2u) << samples.dump();  // the two heights' tile shapes
+
+    std::vector<std::string> plan{"plan", "--tile", p.tile, "--machine", path, "--json"};
+    plan.insert(plan.end(), p.args.begin(), p.args.end());
+    auto r = tilepipe(plan);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    double points = 1;
+    for (const auto& e : j["tile"]) points *= e.get<double>();
+    // The prediction's tile time is the measured cost per point at this very tile shape.
+    const auto& step = j["step_time"];
+    EXPECT_EQ(step["tile_points"].get<double>(), points);
+    bool measured = false;
+    for (const auto& s : samples) {
+      if (s["tile_points"].get<double>() != points) continue;
+      measured = true;
+      EXPECT_NEAR(step["t_comp_s"].get<double>(), points * s["t_comp1_ns"].get<double>() * 1e-9,
+                  1e-6 * step["t_comp_s"].get<double>());
+    }
+    EXPECT_TRUE(measured) << "no sample of " << points << " points: " << samples.dump();
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace cli_calibrate_kernels
