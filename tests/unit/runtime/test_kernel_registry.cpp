@@ -20,7 +20,14 @@ TEST(KernelRegistry, entry_carries_the_kernels_plan_information) {
   EXPECT_EQ(e.deps, (std::vector<std::vector<std::int64_t>>{{1, 0}, {0, 1}, {1, 1}}));
   ASSERT_EQ(e.params.size(), 2u);
   EXPECT_EQ(e.params[1].name, "alphabet");
-  EXPECT_EQ(e.cost_probe, nullptr);  // frontier: no slab to probe
+  // Frontier: the probe walks a row of tiles of the plugin's kernel (seconds per point).
+  ASSERT_NE(e.cost_probe, nullptr);
+  auto defaults = tp::exec::ParamValues::parse(e.params, {});
+  ASSERT_TRUE(defaults);
+  auto probe = e.cost_probe({32, 1}, 1, 16, 2048, *defaults);
+  ASSERT_TRUE(probe) << probe.error().message;
+  EXPECT_GT((*probe)(16), 0);
+  EXPECT_FALSE(e.cost_probe({32, 1, 1}, 1, 16, 2048, *defaults));  // three extents
   auto bad = tp::exec::ParamValues::parse(e.params, {"alphabet=300"});
   ASSERT_TRUE(bad);
   auto st = e.check({10, 10}, *bad);
