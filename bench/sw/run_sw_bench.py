@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Smith-Waterman speed: tilepipe align (1 CPU, 2 CPUs, 2 ranks) against parasail, side by side.
 
+Also two independent 1-CPU runs at once (what two cores give this code: the ceiling of any 2-worker
+scheme on this machine) and the cost model's time of each tilepipe configuration (from this
+machine's calibration with sw's t_comp1 set to the one-core run's rate).
+
 Creates its own virtual environment (bench/sw/.venv) with pip's `parasail` (the package bundles the
 C library), screens parasail's single-thread routines (sw_striped, sw_scan, sw_diag at 8, 16 and
 32 bits and the saturation-checked _sat ones) on a smaller pair, then times the fastest that does
@@ -76,6 +80,42 @@ def run_tilepipe(exe, q, t, matrix, cpus, nodes, extra):
     return j["seconds"], j["score"], j.get("simd", "?")
 
 
+def run_two_at_once(exe, q, t, matrix, extra):
+    """Two independent 1-CPU runs started together: the slower one's seconds (each did n x m).
+
+    What two cores give this code when nothing is shared but the machine: the ceiling of any
+    2-worker scheme here (SIMD units, caches and memory bandwidth a hypervisor may share between
+    the two vCPUs included)."""
+    cmd = [exe, "align", q, t, "--matrix", matrix, "--gap-open", "10", "--gap-extend", "1",
+           "--json", "--score-only", "--cpus", "1"] + extra
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    results = []
+    for p in procs:
+        out, _ = p.communicate()
+        if p.returncode != 0:
+            raise subprocess.CalledProcessError(p.returncode, cmd)
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    return max(r["seconds"] for r in results), results[0]["score"], results[0].get("simd", "?")
+
+
+def predict(exe, n, one_core_s, tile_args, machine):
+    """The cost model's time for one configuration, from the measured one-core rate.
+
+    The machine file is this machine's calibration (communication, synchronization) with sw's
+    t_comp1 set to the one-core run's seconds per cell: the model then predicts what the pipeline
+    itself costs (fill, drain, faces, steps), not the speed of a core."""
+    with open(machine) as f:
+        m = json.load(f)
+    m["compute"].setdefault("kernels", {})["sw"] = {
+        "element_bytes": 4, "t_comp1_ns": one_core_s / (n * n) * 1e9}
+    path = machine + ".sw.json"
+    with open(path, "w") as f:
+        json.dump(m, f)
+    out = subprocess.run([exe, "plan", "--kernel", "sw", "--size", f"{n}x{n}", "--machine", path,
+                          "--json"] + tile_args, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["predicted_s"]
+
+
 def run_parasail(parasail, routine, q, t, matrix):
     """Seconds of one call and its score (None when the routine saturated: no valid score)."""
     f = getattr(parasail, routine)
@@ -115,6 +155,10 @@ def main():
         load_before = os.getloadavg()
         records = []
         with tempfile.TemporaryDirectory() as tmp:
+            # This machine's communication and synchronization for the model column.
+            machine = os.path.join(out_dir, "machine.json")
+            subprocess.run([args.tilepipe, "calibrate", "--quiet", "-o", machine], check=True,
+                           capture_output=True)
             for label, tp_matrix, ps_matrix, letters, n in workloads:
                 q = "".join(rng.choice(letters) for _ in range(n))
                 t = "".join(rng.choice(letters) for _ in range(n))
@@ -142,6 +186,7 @@ def main():
                     ("tilepipe 1 CPU", lambda: run_tilepipe(args.tilepipe, qf, tf, tp_matrix, 1, 1, extra)),
                     ("tilepipe 2 CPUs", lambda: run_tilepipe(args.tilepipe, qf, tf, tp_matrix, 2, 1, extra)),
                     ("tilepipe 2 ranks", lambda: run_tilepipe(args.tilepipe, qf, tf, tp_matrix, 1, 2, extra)),
+                    ("two 1-CPU runs at once", lambda: run_two_at_once(args.tilepipe, qf, tf, tp_matrix, extra)),
                     (f"parasail {best}", lambda: run_parasail(parasail, best, q, t, ps_matrix) + ("",)),
                 ]
                 times = {name: [] for name, _ in configs}
@@ -156,19 +201,32 @@ def main():
                         if isa:
                             simd[name] = isa
                 one_core = statistics.median(times["tilepipe 1 CPU"])
+                # The model's time for the tilepipe configurations (tiles as align chooses them:
+                # one process takes rows of tiles 2048 wide at most, 2 ranks tiles 2048 high).
+                width = min(2048, max(256, (n + 15) // 16))
+                per_thread = min(4, max(1, n // (2 * 4096)))
+                rows = 2 * per_thread
+                tiles = {"tilepipe 1 CPU": ["--nodes", "1", "--cpus", "1", "--tile", f"{n}x8192"],
+                         "tilepipe 2 CPUs": ["--nodes", "1", "--cpus", "2", "--tile",
+                                             f"{(n + rows - 1) // rows}x{width}"],
+                         "tilepipe 2 ranks": ["--nodes", "2", "--cpus", "1", "--tile", "2048"]}
+                predicted = {name: predict(args.tilepipe, n, one_core, a, machine)
+                             for name, a in tiles.items()}
                 for name, _ in configs:
                     med = statistics.median(times[name])
+                    work = 2 if name == "two 1-CPU runs at once" else 1  # cells computed, x n^2
                     rec = {
                         "workload": label, "length": n, "config": name,
                         "runs": len(times[name]), "seconds": times[name],
-                        "median_s": med, "gcups": n * n / med / 1e9,
-                        "gcups_min": n * n / max(times[name]) / 1e9,
-                        "gcups_max": n * n / min(times[name]) / 1e9,
-                        "speedup_vs_1cpu": one_core / med, "scores": sorted(scores[name]),
-                        "simd": simd.get(name, ""),
+                        "median_s": med, "gcups": work * n * n / med / 1e9,
+                        "gcups_min": work * n * n / max(times[name]) / 1e9,
+                        "gcups_max": work * n * n / min(times[name]) / 1e9,
+                        "speedup_vs_1cpu": work * one_core / med, "scores": sorted(scores[name]),
+                        "simd": simd.get(name, ""), "predicted_s": predicted.get(name),
                     }
                     records.append(rec)
-                    print(f"{label:8s} {name:28s} median {med:8.3f} s  {rec['gcups']:6.2f} GCUPS "
+                    pred = f" model {rec['predicted_s']:.3f} s" if rec["predicted_s"] else ""
+                    print(f"{label:8s} {name:28s} median {med:8.3f} s{pred}  {rec['gcups']:6.2f} GCUPS "
                           f"[{rec['gcups_min']:.2f}, {rec['gcups_max']:.2f}]  x{rec['speedup_vs_1cpu']:.2f} "
                           f"score {rec['scores']}", flush=True)
                 all_scores = set().union(*scores.values())
@@ -192,13 +250,14 @@ def main():
     with open(os.path.join(out_dir, "sw_bench.md"), "w") as f:
         f.write(f"{meta['date_utc']} UTC, {meta['cpu']}, load {load_before[0]:.2f} before, "
                 f"{load_after[0]:.2f} after; `{meta['command']}`\n\n")
-        f.write("| pair | configuration | median s | GCUPS (min-max) | x 1 CPU | score | simd |\n")
-        f.write("|---|---|---:|---|---:|---:|---|\n")
+        f.write("| pair | configuration | median s | model s | GCUPS (min-max) | x 1 CPU | score | simd |\n")
+        f.write("|---|---|---:|---:|---|---:|---:|---|\n")
         for r in records:
             if "config" not in r:
                 continue
+            model = f"{r['predicted_s']:.3f}" if r.get("predicted_s") else "-"
             f.write(f"| {r['workload']} {r['length']}x{r['length']} | {r['config']} | "
-                    f"{r['median_s']:.3f} | {r['gcups']:.2f} ({r['gcups_min']:.2f}-{r['gcups_max']:.2f}) | "
+                    f"{r['median_s']:.3f} | {model} | {r['gcups']:.2f} ({r['gcups_min']:.2f}-{r['gcups_max']:.2f}) | "
                     f"{r['speedup_vs_1cpu']:.2f} | {r['scores'][0]} | {r['simd']} |\n")
     print(f"load before {load_before}, after {load_after}; wrote {out_dir}/sw_bench.json, sw_bench.md")
     return 0
