@@ -7,6 +7,9 @@ The recurrence A[i][j] = A[i-1][j] + A[i][j-1] - A[i-1][j-1] on an N x N grid, T
     fastest (median) kept for all;
   - door: tilepipe through its runtime door (recurrence_door), R forked ranks x 1 CPU and
     1 rank x 2 CPUs, and under `mpirun -np R` (joining the job);
+  - plugin: the same kernel built as a plugin (examples/02_recurrence) through `tilepipe run
+    --plugin`, 2 forked ranks (against "door 2 ranks (forked)": what the plugin costs; its process
+    time is the command's wall time);
   - plain: the door on 1 rank x 1 CPU with one tile column (the plain loop's time).
 Every configuration runs --repeat times, interleaved (round robin, the order rotating), and every
 run's sum must equal the others' (bit for bit). Two times per run: `seconds` (the sweeps, timed
@@ -34,8 +37,15 @@ def run_json(cmd):
     wall = time.perf_counter() - t
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
-    j = json.loads(out.stdout.strip().splitlines()[-1])
+    try:
+        j = json.loads(out.stdout)  # tilepipe run --json: one (indented) object
+    except json.JSONDecodeError:
+        j = json.loads(out.stdout.strip().splitlines()[-1])  # the drivers: a last line of JSON
     j["command_s"] = wall
+    # `tilepipe run --json` names the result `checksum` and does not time its own process: its
+    # process time is the command's wall time as seen from here.
+    j.setdefault("sum", j.get("checksum"))
+    j.setdefault("process_s", wall)
     return j
 
 
@@ -55,6 +65,10 @@ def main():
     a = ap.parse_args()
     door = os.path.join(a.build, "bench/recurrence/recurrence_door")
     hand = os.path.join(a.build, "bench/recurrence/handwritten_mpi")
+    # The same kernel (examples/02_recurrence) loaded as a plugin by the CLI: against the door's
+    # forked 2 ranks, what calling through the plugin costs.
+    tilepipe = os.path.join(a.build, "apps/tilepipe/tilepipe")
+    plugin = os.path.join(a.build, "examples/libtp_recurrence.so")
     sizes = [int(s) for s in a.sizes.split(",")]
     sweeps = [int(s) for s in a.sweeps.split(",")]
     os.makedirs(a.out, exist_ok=True)
@@ -74,6 +88,9 @@ def main():
         "door 2 ranks (forked)": lambda n, t: [door, str(n), "2", "1", str(t), str(a.tile)],
         "door 2 ranks (mpirun)": lambda n, t: MPIRUN + ["-np", "2", door, str(n), "2", "1", str(t), str(a.tile)],
         "door 1 rank x 2 CPUs": lambda n, t: [door, str(n), "1", "2", str(t), str(a.tile)],
+        "plugin 2 ranks (tilepipe run)": lambda n, t: [
+            tilepipe, "run", "--plugin", plugin, "--kernel", "recurrence", "--size", f"{n}x{n}",
+            "--nodes", "2", "--cpus", "1", "--tile", str(a.tile), "--sweeps", str(t), "--json"],
         "plain loop (door 1 x 1, one tile)": lambda n, t: [door, str(n), "1", "1", str(t), str(n)],
     }
     rows = []
