@@ -2,6 +2,7 @@
 // prediction; table, JSON, CSV and a plot of time against tile height like the seeds' figures.
 #include "calibration.hpp"
 #include "command.hpp"
+#include "kernel_catalog.hpp"
 #include "link_option.hpp"
 #include "plan_options.hpp"
 
@@ -274,12 +275,13 @@ int run_sweep(int argc, char** argv) {
   bool json = false;
   bool quiet = false;
   std::string link_spec;
-  app.add_option("--kernel", problem.kernel, "wave2d|wave3d|wave4d, or a --plugin's kernel")
+  app.add_option("--kernel", problem.kernel,
+                 "a kernel tilepipe run executes (" + run_kernel_names() + "), or a --plugin's")
       ->required();
   app.add_option("--plugin", problem.plugins,
                  "a kernel plugin (as for tilepipe run): --kernel names one of its kernels");
   app.add_option("--param", problem.params,
-                 "a parameter of the plugin's kernel, name=value (repeatable)");
+                 "a parameter of the kernel, name=value (repeatable; e.g. iterations=8)");
   app.add_option("--size", problem.size, "iteration space extents, e.g. 12x12x524288")->required();
   app.add_option("--nodes", problem.nodes, "nodes (local ranks), default 2");
   app.add_option("--cpus", problem.cpus, "CPUs (threads) per node, default 1");
@@ -315,12 +317,11 @@ int run_sweep(int argc, char** argv) {
   const runtime::KernelEntry* plugin = problem.plugin_entry();
   if (plugin) {
     if (auto st = check_plugin_probe(*plugin, "sweep"); !st) return report_error(st.error());
-  } else if (problem.kernel != "wave2d" && problem.kernel != "wave3d" &&
-             problem.kernel != "wave4d") {
-    return report_error(Error(Errc::invalid_argument,
-                              "--kernel: tilepipe sweep runs "
-                              "wave2d|wave3d|wave4d, not '" +
-                                  problem.kernel + "'"));
+  } else if (auto k = find_kernel(problem.kernel);
+             !k || (k->storage != exec::Storage::resident && !k->time_loop)) {
+    return report_error(Error(
+        Errc::invalid_argument,
+        "--kernel: tilepipe sweep runs " + run_kernel_names() + ", not '" + problem.kernel + "'"));
   }
   if (repeat < 1 || repeat > 50) {
     return report_error(
@@ -386,10 +387,12 @@ int run_sweep(int argc, char** argv) {
     auto shapes = runtime::plan_shapes(problem.kernel, *base, *height_list);
     if (!shapes) return report_error(shapes.error());
     spec.shapes = *shapes;
+    auto values = problem.param_values();
+    if (!values) return report_error(values.error());
     if (plugin) {
-      auto values = problem.param_values();
-      if (!values) return report_error(values.error());
       add_plugin_probe(spec, *plugin, *values);
+    } else {
+      add_builtin_params(spec, problem.kernel, *values);
     }
     spec.compute_ranks =
         static_cast<int>(std::clamp<std::int64_t>(base->nodes * base->cpus, 1, 16));
@@ -409,6 +412,9 @@ int run_sweep(int argc, char** argv) {
   // Predictions, and the model's own choice over every height and the swept schemes.
   model::ModelOptions mopt;
   mopt.kernel = problem.kernel;
+  auto workload = problem.workload();  // sweeps and faces of sor and sweep3d
+  if (!workload) return report_error(workload.error());
+  mopt.workload = *workload;
   mopt.edge_steps = true;  // measured runs have a fill and a drain (docs/model.md)
   for (auto& pt : points) {
     plan::PlanRequest r = *base;

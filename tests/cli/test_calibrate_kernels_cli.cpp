@@ -1,5 +1,6 @@
 // `tilepipe calibrate --kernel K --size ...` for every built-in kernel: the machine file holds K's
-// cost per point at the problem's tile shapes, and `plan` predicts K's tiles with it.
+// cost per point at the problem's tile shapes, and `plan` predicts K's tiles with it; `tilepipe
+// sweep` of the kernels with a time loop or several sweeps (sor2d, sweep3d).
 #include "run_process.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 // One namespace per file: test_cli is a unity build (docs/adr/0019).
@@ -89,6 +91,30 @@ TEST(CalibrateKernelsCli, every_builtin_kernel_is_measured_at_its_plans_tiles_an
     EXPECT_TRUE(measured) << "no sample of " << points << " points: " << samples.dump();
   }
   std::filesystem::remove(path);
+}
+
+TEST(CalibrateKernelsCli, sweep_runs_and_predicts_sor_and_sweep3d) {
+  const std::vector<std::vector<std::string>> problems{
+      {"--kernel", "sor2d", "--size", "48x48", "--param", "iterations=4", "--tile-heights", "8,16"},
+      {"--kernel", "sweep3d", "--size", "6x6x32", "--param", "angles=3", "--tile-heights", "8,16"}};
+  for (const auto& p : problems) {
+    SCOPED_TRACE(p[1]);
+    std::vector<std::string> args{
+        "sweep",  "--nodes", "2",         "--repeat",          "1", "--sync", "block",
+        "--json", "--quiet", "--schemes", "overlap+hyperplane"};
+    args.insert(args.end(), p.begin(), p.end());
+    auto r = tilepipe(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    std::set<std::int64_t> heights;
+    for (const auto& o : j["results"]) {
+      EXPECT_GT(o["predicted_s"].get<double>(), 0);
+      if (!o["swept"].get<bool>()) continue;
+      heights.insert(o["tile_height"].get<std::int64_t>());
+      EXPECT_GT(o["measured_s"].get<double>(), 0);
+    }
+    EXPECT_EQ(heights, (std::set<std::int64_t>{8, 16}));
+  }
 }
 
 }  // namespace

@@ -149,8 +149,9 @@ INSTANTIATE_TEST_SUITE_P(
                  "machine file '" + seed_machine +
                      "' is for transport 'sci-dma', not 'shm': run `tilepipe calibrate "
                      "--transport shm`"},
-        BadSweep{{"--tile-heights", "16:64", "--kernel", "sw"},
-                 "--kernel: tilepipe sweep runs wave2d|wave3d|wave4d, not 'sw'"}),
+        BadSweep{
+            {"--tile-heights", "16:64", "--kernel", "sw"},
+            "--kernel: tilepipe sweep runs wave2d|wave3d|wave4d|sor2d|sor3d|sweep3d, not 'sw'"}),
     [](const ::testing::TestParamInfo<BadSweep>& param) {
       return "case" + std::to_string(param.index);
     });
