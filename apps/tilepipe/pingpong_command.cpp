@@ -236,7 +236,7 @@ Status ping_pong(comm::World& world, const PingpongOptions& opt, std::vector<Siz
   return world.barrier();
 }
 
-double bandwidth_mbps(const SizeResult& r) {
+double bandwidth_mb_per_s(const SizeResult& r) {
   return r.median_us > 0 ? static_cast<double>(r.bytes) / r.median_us : 0.0;  // B/us == MB/s
 }
 
@@ -252,7 +252,7 @@ void print_results(const comm::World& world, const PingpongOptions& opt,
                      {"latency_us", r.median_us},
                      {"latency_us_min", r.min_us},
                      {"latency_us_max", r.max_us},
-                     {"bandwidth_mbps", bandwidth_mbps(r)},
+                     {"bandwidth_mb_per_s", bandwidth_mb_per_s(r)},
                      {"round_trips", r.round_trips},
                      {"transport", transport},
                      {"sync", sync},
@@ -287,7 +287,7 @@ void print_results(const comm::World& world, const PingpongOptions& opt,
   fmt::print("{}\n", opt.cacheline ? fmt::format(" {:>10} {:>8}", "line_us", "ratio") : "");
   for (const auto& r : results) {
     fmt::print("{:>10} {:>12.3f} {:>10.3f} {:>10.3f} {:>12.1f} {:>8}", r.bytes, r.median_us,
-               r.min_us, r.max_us, bandwidth_mbps(r), r.round_trips);
+               r.min_us, r.max_us, bandwidth_mb_per_s(r), r.round_trips);
     fmt::print("{}\n", opt.cacheline
                            ? fmt::format(" {:>10.3f} {:>8.2f}", r.line_median_us, r.ratio_median)
                            : "");

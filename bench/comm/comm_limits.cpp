@@ -112,7 +112,7 @@ void onecopy(std::size_t lo, std::size_t hi, long iters) {
       turn.store(0, std::memory_order_release);
     }
     writer.join();
-    print("onecopy_mbps", bytes, samples, "MB/s");
+    print("onecopy_mb_per_s", bytes, samples, "MB/s");
   }
 }
 

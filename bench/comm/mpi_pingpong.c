@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       const double med = samples[batches / 2];
       printf("%s  {\"bytes\": %ld, \"latency_us\": %.4f, \"latency_us_min\": %.4f, "
-             "\"latency_us_max\": %.4f, \"bandwidth_mbps\": %.1f, \"round_trips\": %ld}",
+             "\"latency_us_max\": %.4f, \"bandwidth_mb_per_s\": %.1f, \"round_trips\": %ld}",
              first ? "" : ",\n", bytes, med, samples[0], samples[batches - 1],
              med > 0 ? (double)bytes / med : 0.0, per * batches);
       first = 0;

@@ -3,7 +3,7 @@
 
 Reads <dir>/<config>.<round>.json: `tilepipe pingpong --json` objects (their `results`; older
 tilepipes printed the array alone) or mpi_pingpong arrays (objects with bytes, latency_us,
-latency_us_min, latency_us_max, bandwidth_mbps), and comm_limits JSON lines
+latency_us_min, latency_us_max, bandwidth_mb_per_s), and comm_limits JSON lines
 (limit_*). Never links C++. Usage: plot_pingpong.py DIR [--markdown FILE] [--png FILE]
 """
 import argparse
@@ -42,7 +42,9 @@ def load(directory):
         if config.startswith("limit_"):
             for line in text.splitlines():
                 obj = json.loads(line)
-                limits[obj["what"]][obj["bytes"]].append(obj)
+                # Results before 2026-11-26 named the one-copy limit onecopy_mbps (MB/s).
+                what = "onecopy_mb_per_s" if obj["what"] == "onecopy_mbps" else obj["what"]
+                limits[what][obj["bytes"]].append(obj)
         else:
             data = json.loads(text)
             for obj in data["results"] if isinstance(data, dict) else data:
@@ -100,9 +102,9 @@ def markdown(rows, limits, context):
         hi = max(o["max"] for o in cl_objs) / 1000
         out.append(f"| limit: cross-core cache line (one way) | {cl / 1000:.3f} [{lo:.3f}-{hi:.2f}] "
                    "| | | | | |")
-    oc = [limit_value(limits, "onecopy_mbps", b) for b in big]
+    oc = [limit_value(limits, "onecopy_mb_per_s", b) for b in big]
     if any(v is not None for v in oc):
-        best = [max((o["max"] for o in limits["onecopy_mbps"].get(b, [])), default=None)
+        best = [max((o["max"] for o in limits["onecopy_mb_per_s"].get(b, [])), default=None)
                 for b in big[1:]]
         out.append("| limit: one copy (memcpy of a buffer the other core wrote) | | "
                    + " | ".join(fmt_bw(v) for v in oc) + " | "
@@ -177,7 +179,7 @@ def targets(rows, limits, cacheline_ns):
     ours = ["tilepipe_shm_poll", "tilepipe_shm_poll_user", "tilepipe_shm_poll_cma",
             "tilepipe_shm_poll_copy"]
     for nbytes in [1 << 20, 2 << 20, 4 << 20]:
-        oc_objs = limits.get("onecopy_mbps", {}).get(nbytes, [])
+        oc_objs = limits.get("onecopy_mb_per_s", {}).get(nbytes, [])
         if not oc_objs:
             continue
         oc = statistics.median(o["value"] for o in oc_objs)
@@ -217,10 +219,10 @@ def plot(rows, limits, png):
         style = "-" if config.startswith("tilepipe") else "--"
         ax1.plot(sizes, lat, style, marker=".", label=label)
         ax2.plot(sizes, [b / l for b, l in zip(sizes, lat)], style, marker=".", label=label)
-    oc = limits.get("onecopy_mbps", {})
+    oc = limits.get("onecopy_mb_per_s", {})
     if oc:
         sizes = sorted(oc)
-        ax2.plot(sizes, [limit_value(limits, "onecopy_mbps", b) for b in sizes], "k:",
+        ax2.plot(sizes, [limit_value(limits, "onecopy_mb_per_s", b) for b in sizes], "k:",
                  linewidth=2, label="limit: one copy")
     cl = limit_value(limits, "cacheline_one_way", 64)
     if cl:
