@@ -6,11 +6,13 @@
 #include <tilepipe/kernels/sw.hpp>
 #include <tilepipe/kernels/sw_align.hpp>
 #include <tilepipe/kernels/sw_search.hpp>
+#include <tilepipe/model/machine_file.hpp>
 #include <tilepipe/runtime/run.hpp>
 #include <tilepipe/support/output_file.hpp>
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -49,6 +51,7 @@ struct AlignOptions {
   std::string format = "text";
   std::string top;  ///< empty: not given
   std::string output;
+  std::string machine;  ///< --machine FILE: --tile auto's cost model
   std::int64_t tiled_cells = kernels::SwSearchOptions::default_tiled_cells;
 };
 
@@ -64,6 +67,8 @@ struct AlignOutput {
   double traceback_seconds = 0;
   std::int64_t idle_nodes = 0;  ///< pipelined executor: ranks and CPUs without a row of tiles
   std::int64_t idle_cpus = 0;
+  std::vector<std::int64_t> tile{};     ///< pipelined executor: the tile's extents
+  std::optional<double> predicted_s{};  ///< --tile auto: the cost model's time of the run
 };
 
 // Every record of a FASTA file, encoded; a letter outside the matrix names the file, the record
@@ -222,6 +227,9 @@ std::string result_text(const AlignOptions& o, const Inputs& in, const AlignOutp
       j["subtiles"] = out.subtiles;
       j["idle_nodes"] = out.idle_nodes;
       j["idle_cpus"] = out.idle_cpus;
+      j["tile"] = out.tile;
+      j["chosen_by"] = out.predicted_s ? "model" : "default";
+      if (out.predicted_s) j["predicted_s"] = *out.predicted_s;
     }
     j["query_name"] = in.query.name;
     j["target_name"] = in.target.name;
@@ -240,6 +248,8 @@ std::string result_text(const AlignOptions& o, const Inputs& in, const AlignOutp
       text += fmt::format(
           "grouping: {}{}\n", out.grouping,
           out.grouping == "vertical" ? fmt::format(" ({} subtiles)", out.subtiles) : "");
+      text += fmt::format("tile: {}\n", fmt::join(out.tile, "x"));
+      if (out.predicted_s) text += fmt::format("predicted: {:.6f} s\n", *out.predicted_s);
     }
     if (shown) {
       const auto& a = shown->alignment;
@@ -271,7 +281,15 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   run.cpus = o.cpus;
   run.map_dim = 2;
   const std::string tile = o.tile.empty() ? std::string("2048") : o.tile;
-  if (tile.find('x') == std::string::npos) {
+  if (tile == "auto") {
+    // The cost model's tile height, from the machine file's sw cost (tilepipe calibrate --kernel
+    // sw); the schedule and grouping stay as given.
+    model::MachineCheck check{model::this_host(), "shm", std::nullopt};
+    auto m = model::load_machine(o.machine, check);
+    if (!m) return report_error(m.error());
+    run.machine = *m;
+    run.kernel_name = "sw";
+  } else if (tile.find('x') == std::string::npos) {
     auto h = parse_int(tile, "--tile", 1);
     if (!h) return report_error(h.error());
     run.tile_height = *h;
@@ -312,7 +330,10 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
                   std::nullopt,
                   0,
                   total->planned.plan.idle_nodes(),
-                  total->planned.plan.idle_cpus()};
+                  total->planned.plan.idle_cpus(),
+                  total->planned.plan.tiling().tile_extents(),
+                  std::nullopt};
+  if (total->planned.choice) out.predicted_s = total->planned.choice->prediction.total.count();
   if (auto a = add_alignment(o, in, out); !a) return report_error(a.error());
   return emit(result_text(shown, in, out), output);
 }
@@ -358,6 +379,9 @@ int run_align(int argc, char** argv) {
                  "tile extents QUERYxTARGET (one process: default queryx8192 on 1 CPU; on more, "
                  "1-4 rows of tiles per CPU, 256-2048 wide), or with --nodes the tile height "
                  "along the target (default 2048)");
+  app.add_option("--machine", o.machine,
+                 "with --tile auto: the machine file (tilepipe calibrate --kernel sw ...) whose "
+                 "cost model chooses the tile height of the pipelined executor");
   app.add_option("--nodes", o.nodes,
                  "ranks: more than 1 runs the pipelined executor (docs/executor.md)")
       ->check(CLI::Range(1, 256))
@@ -422,6 +446,13 @@ int run_align(int argc, char** argv) {
     return report_error(Error(Errc::invalid_argument,
                               "--format " + o.format + " shows the alignment: drop --score-only"));
   }
+  if ((o.tile == "auto") != !o.machine.empty()) {
+    return report_error(Error(Errc::invalid_argument,
+                              o.machine.empty()
+                                  ? "--tile auto needs --machine FILE: the cost model chooses the "
+                                    "tile from it (tilepipe calibrate --kernel sw --size QxT ...)"
+                                  : "--machine is for --tile auto (the model's tile): give both"));
+  }
   std::optional<std::int64_t> top;
   if (app.count("--top") > 0) {
     auto n = parse_int(o.top, "--top", 1);
@@ -457,8 +488,9 @@ int run_align(int argc, char** argv) {
   }
   in->query = std::move(in->queries.front());
   in->target = std::move(in->targets.front());
-  // Vertical grouping is the pipelined executor's, on one rank too.
-  if (o.nodes > 1 || o.grouping == "vertical" || comm::World::launched_by_mpi()) {
+  // Vertical grouping and the model's tile are the pipelined executor's, on one rank too.
+  if (o.nodes > 1 || o.grouping == "vertical" || o.tile == "auto" ||
+      comm::World::launched_by_mpi()) {
     return align_on_ranks(o, *in, output);
   }
   auto out = align(o, *in);

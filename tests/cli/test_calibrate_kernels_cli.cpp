@@ -1,6 +1,7 @@
 // `tilepipe calibrate --kernel K --size ...` for every built-in kernel: the machine file holds K's
 // cost per point at the problem's tile shapes, and `plan` predicts K's tiles with it; `tilepipe
-// sweep` of the kernels with a time loop or several sweeps (sor2d, sweep3d).
+// sweep` of the kernels with a time loop or several sweeps (sor2d, sweep3d); `tilepipe align --tile
+// auto`, whose tile the model chooses from the sw cost.
 #include "run_process.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 // One namespace per file: test_cli is a unity build (docs/adr/0019).
 namespace cli_calibrate_kernels {
@@ -115,6 +117,59 @@ TEST(CalibrateKernelsCli, sweep_runs_and_predicts_sor_and_sweep3d) {
     }
     EXPECT_EQ(heights, (std::set<std::int64_t>{8, 16}));
   }
+}
+
+void write_fasta(const std::string& path, const std::string& name, std::size_t length,
+                 unsigned seed) {
+  static constexpr std::string_view amino = "ACDEFGHIKLMNPQRSTVWY";
+  std::ofstream out(path);
+  out << '>' << name << '\n';
+  for (std::size_t i = 0; i < length; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    out << amino[(seed >> 16) % amino.size()];
+  }
+  out << '\n';
+}
+
+TEST(CalibrateKernelsCli, align_tile_auto_runs_the_models_tile_with_the_same_result) {
+  const auto machine = temp_path("sw-machine.json");
+  const auto query = temp_path("q.fa");
+  const auto target = temp_path("t.fa");
+  write_fasta(query, "q", 900, 1);
+  write_fasta(target, "t", 700, 2);
+  auto c = tilepipe({"calibrate", "--quick", "--quiet", "-o", machine, "--kernel", "sw", "--size",
+                     "900x700", "--nodes", "2"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  auto plan = tilepipe({"plan", "--kernel", "sw", "--size", "900x700", "--nodes", "2", "--tile",
+                        "auto", "--schedule", "overlap", "--grouping", "hyperplane", "--machine",
+                        machine, "--json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const auto p = nlohmann::json::parse(plan.out);
+  auto a = tilepipe({"align", query, target, "--nodes", "2", "--tile", "auto", "--machine", machine,
+                     "--sync", "block", "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j["chosen_by"], "model");
+  EXPECT_EQ(j["tile"], p["tile"]);
+  EXPECT_DOUBLE_EQ(j["predicted_s"].get<double>(), p["predicted_s"].get<double>());
+  auto d = tilepipe({"align", query, target, "--nodes", "2", "--sync", "block", "--json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const auto k = nlohmann::json::parse(d.out);
+  EXPECT_EQ(k["chosen_by"], "default");
+  for (const char* field : {"score", "end_query", "end_target", "cigar", "query_start"}) {
+    EXPECT_EQ(j[field], k[field]) << field;
+  }
+  // Either flag alone is refused before any work.
+  auto no_machine = tilepipe({"align", query, target, "--tile", "auto"});
+  EXPECT_EQ(no_machine.exit_code, 2);
+  EXPECT_EQ(no_machine.err,
+            "tilepipe: error: --tile auto needs --machine FILE: the cost model chooses the tile "
+            "from it (tilepipe calibrate --kernel sw --size QxT ...)\n");
+  auto no_auto = tilepipe({"align", query, target, "--machine", machine});
+  EXPECT_EQ(no_auto.exit_code, 2);
+  EXPECT_EQ(no_auto.err,
+            "tilepipe: error: --machine is for --tile auto (the model's tile): give both\n");
+  for (const auto& f : {machine, query, target}) std::filesystem::remove(f);
 }
 
 }  // namespace
