@@ -18,6 +18,24 @@
 
 namespace tp::exec {
 
+namespace detail {
+/// The extents of a probe's row of tiles: `cross` in the other dimensions, along `along` a
+/// multiple of max_height with at least 2 tiles and `points` points.
+template <int D>
+Point<D> row_of_tiles(const Point<D>& cross, int along, Index max_height, Index points) {
+  TP_EXPECTS(along >= 0 && along < D && max_height >= 1);
+  Index cross_points = 1;
+  for (int d = 0; d < D; ++d) {
+    if (d != along) cross_points *= cross[d];
+  }
+  const Index tall =
+      std::max<Index>(2, (points + cross_points * max_height - 1) / (cross_points * max_height));
+  Point<D> n = cross;
+  n[along] = tall * max_height;
+  return n;
+}
+}  // namespace detail
+
 /// Measures a resident kernel's cost per point on tiles of one cross-section and any height,
 /// computed one after another along dimension `along` through a slab of at least `slab_points`
 /// points, the way a rank walks its row of tiles (so tiles stream from memory as in a real run).
@@ -33,16 +51,7 @@ class TileCostProbe {
   /// The slab's extents (the interior; the kernel must accept them): `cross` in the other
   /// dimensions, along `along` a multiple of max_height with at least 2 tiles and slab_points.
   static Point<D> slab_size(const Point<D>& cross, int along, Index max_height, Index slab_points) {
-    TP_EXPECTS(along >= 0 && along < D && max_height >= 1);
-    Index cross_points = 1;
-    for (int d = 0; d < D; ++d) {
-      if (d != along) cross_points *= cross[d];
-    }
-    const Index tall = std::max<Index>(
-        2, (slab_points + cross_points * max_height - 1) / (cross_points * max_height));
-    Point<D> n = cross;
-    n[along] = tall * max_height;
-    return n;
+    return detail::row_of_tiles<D>(cross, along, max_height, slab_points);
   }
 
   /// Allocates the slab, fills its halo and touches every page once (not timed). `kernel` must
@@ -104,16 +113,7 @@ class FrontierTileCostProbe {
   /// The space's extents (the kernel must accept them): `cross` in the other dimensions, along
   /// `along` a multiple of max_height with at least 2 tiles and `points` points.
   static Point<D> space_size(const Point<D>& cross, int along, Index max_height, Index points) {
-    TP_EXPECTS(along >= 0 && along < D && max_height >= 1);
-    Index cross_points = 1;
-    for (int d = 0; d < D; ++d) {
-      if (d != along) cross_points *= cross[d];
-    }
-    const Index tall =
-        std::max<Index>(2, (points + cross_points * max_height - 1) / (cross_points * max_height));
-    Point<D> n = cross;
-    n[along] = tall * max_height;
-    return n;
+    return detail::row_of_tiles<D>(cross, along, max_height, points);
   }
 
   /// `kernel` must accept a space of `size` (it is copied) and hold every tile of a pass.
