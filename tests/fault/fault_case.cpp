@@ -517,6 +517,18 @@ bool run_case(const Case& c) {
   return true;
 }
 
+Tally run_cases(Fault fault, int count, Case (*make)(std::uint64_t seed, Fault fault)) {
+  Tally t;
+  for (const std::uint64_t seed : seeds(fault, count)) {
+    const Case c = make(seed, fault);
+    std::printf("fault case %s\n", c.text.c_str());
+    std::fflush(stdout);
+    ++t.cases;
+    if (run_case(c)) ++t.hit;
+  }
+  return t;
+}
+
 std::vector<std::uint64_t> seeds(Fault fault, int count) {
   if (const char* s = std::getenv("TILEPIPE_FAULT_SEED")) return {std::strtoull(s, nullptr, 10)};
   std::vector<std::uint64_t> out;

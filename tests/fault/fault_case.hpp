@@ -66,4 +66,7 @@ struct Tally {
   int hit = 0;  ///< the fault ended the run (not a run that had already finished)
 };
 
+/// Runs the cases `make` builds from seeds(fault, count), each printed before it runs.
+Tally run_cases(Fault fault, int count, Case (*make)(std::uint64_t seed, Fault fault));
+
 }  // namespace tp::test::fault

@@ -16,14 +16,7 @@ namespace {
 /// Seven cases of `fault` (56 faults per build, 112 in release + asan); at least half must strike
 /// a working run.
 void run_fault(Fault fault) {
-  Tally t;
-  for (const std::uint64_t seed : seeds(fault, 7)) {
-    const Case c = make_case(seed, fault);
-    std::printf("fault case %s\n", c.text.c_str());
-    std::fflush(stdout);
-    ++t.cases;
-    if (run_case(c)) ++t.hit;
-  }
+  const Tally t = run_cases(fault, 7, make_case);
   std::printf("%s: %d of %d faults struck a working run\n", name_of(fault), t.hit, t.cases);
   if (std::getenv("TILEPIPE_FAULT_SEED") == nullptr) {
     EXPECT_GE(2 * t.hit, t.cases) << "most faults came after the run's end: the runs are too short";

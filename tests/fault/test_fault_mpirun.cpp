@@ -82,14 +82,8 @@ Case make_mpirun_case(std::uint64_t seed, Fault fault) {
 /// `count` cases of `fault` under mpirun (16 faults per build in all); at least one must strike a
 /// working run.
 void run_mpirun_fault(Fault fault, int count = 3) {
-  Tally t;
-  for (const std::uint64_t seed : seeds(fault, count)) {
-    const Case c = make_mpirun_case(seed + 50, fault);
-    std::printf("fault case %s\n", c.text.c_str());
-    std::fflush(stdout);
-    ++t.cases;
-    if (run_case(c)) ++t.hit;
-  }
+  const Tally t = run_cases(
+      fault, count, [](std::uint64_t seed, Fault f) { return make_mpirun_case(seed + 50, f); });
   std::printf("mpirun, %s: %d of %d faults struck a working run\n", name_of(fault), t.hit, t.cases);
   if (std::getenv("TILEPIPE_FAULT_SEED") == nullptr) {
     EXPECT_GE(t.hit, 1) << "every fault came after the run's end: the runs are too short";
