@@ -26,6 +26,7 @@
 #include "align_search.hpp"
 #include "comm_options.hpp"
 #include "command.hpp"
+#include "parse_cli.hpp"
 
 namespace tp::app {
 namespace {

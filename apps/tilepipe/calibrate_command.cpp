@@ -2,6 +2,7 @@
 #include "calibration.hpp"
 #include "command.hpp"
 #include "link_option.hpp"
+#include "parse_cli.hpp"
 #include "plan_options.hpp"
 
 #include <tilepipe/comm/world.hpp>

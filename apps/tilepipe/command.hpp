@@ -5,7 +5,6 @@
 #include <tilepipe/support/expected.hpp>
 #include <tilepipe/support/output_file.hpp>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -69,9 +68,5 @@ std::string version_line();
 /// `schema_version` (of the command's JSON, raised when a field changes meaning or goes away),
 /// `command`, `tilepipe` {`version`, `git_revision`}, `host`, `date` (UTC, ISO 8601).
 nlohmann::ordered_json json_preamble(std::string_view command);
-
-/// Parses argv with CLI11; returns -1 when parsing succeeded and the command should run, or the
-/// exit code to return (0 after --help, 2 after a one-line error on stderr).
-int parse_cli(CLI::App& app, int argc, char** argv);
 
 }  // namespace tp::app

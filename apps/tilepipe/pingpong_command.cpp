@@ -1,6 +1,7 @@
 // `tilepipe pingpong`: one-way latency and bandwidth between ranks 0 and 1 of a comm World.
 #include "comm_options.hpp"
 #include "command.hpp"
+#include "parse_cli.hpp"
 
 #include <tilepipe/comm/world.hpp>
 #include <tilepipe/exec/calibration.hpp>

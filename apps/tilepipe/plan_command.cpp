@@ -1,5 +1,6 @@
 // `tilepipe plan`: tiling, mesh, CPU grid, mapping and schedule of a loop nest, without running it.
 #include "command.hpp"
+#include "parse_cli.hpp"
 #include "plan_options.hpp"
 #include "plan_report.hpp"
 

@@ -4,6 +4,7 @@
 #include "comm_options.hpp"
 #include "command.hpp"
 #include "kernel_catalog.hpp"
+#include "parse_cli.hpp"
 #include "plan_options.hpp"
 #include "plan_report.hpp"
 

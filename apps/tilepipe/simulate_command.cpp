@@ -2,6 +2,7 @@
 // machine file's machine and network; prints the simulated and the predicted time.
 #include "command.hpp"
 #include "link_option.hpp"
+#include "parse_cli.hpp"
 #include "plan_options.hpp"
 #include "plan_report.hpp"
 

@@ -4,6 +4,7 @@
 #include "command.hpp"
 #include "kernel_catalog.hpp"
 #include "link_option.hpp"
+#include "parse_cli.hpp"
 #include "plan_options.hpp"
 
 #include <tilepipe/model/choose.hpp>

@@ -4,20 +4,20 @@
 
 #include <tilepipe/kernels/score_matrix.hpp>
 
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tp::test {
 
 /// `tilepipe align ARGS...`.
 inline ProcessResult align(std::vector<std::string> args) {
-  args.insert(args.begin(), {TILEPIPE_EXE, "align"});
-  return run_process(args);
+  return cli::tilepipe("align", std::move(args), 60);
 }
 
 /// The score of a CIGAR from 1-based starts: matrix scores of the M columns, and

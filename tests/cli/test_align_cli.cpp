@@ -1,6 +1,6 @@
 // `tilepipe align` end to end: results checked against EMBOSS water, exact bad-input errors.
 #include "align_reference.hpp"
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -14,7 +14,7 @@ namespace cli_align {
 namespace {
 
 using tp::test::align;
-using tp::test::run_process;
+using tp::test::cli::expect_refused;
 
 const std::string data = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data";
 const std::string fa = data + "/fasta";
@@ -239,10 +239,8 @@ TEST(AlignCli, bad_input_exits_2_with_one_line) {
        "--format pair shows the alignment: drop --score-only"},
   };
   for (const auto& c : cases) {
-    auto r = align(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.message;
-    EXPECT_EQ(r.out, "") << c.message;
-    EXPECT_EQ(r.err, "tilepipe: error: " + c.message + "\n");
+    SCOPED_TRACE(c.message);
+    expect_refused(align(c.args), c.message);
   }
 }
 

@@ -4,12 +4,10 @@
 #include <tilepipe/kernels/score_matrix.hpp>
 
 #include "align_reference.hpp"
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,6 +25,9 @@ namespace {
 
 using tp::test::align;
 using tp::test::cigar_score;
+using tp::test::cli::expect_refused;
+using tp::test::cli::file_bytes;
+using tp::test::cli::temp_path;
 
 struct Record {
   std::string name, residues;
@@ -82,9 +83,8 @@ struct Search {
     targets[11].residues = targets[3].residues;
     targets[15].residues = random(5) + qa.substr(10, 8) + "GG" + qa.substr(18, 8) + random(5);
     targets[18].residues = qb.substr(0, 20);
-    const std::string stem = ::testing::TempDir() + "tp_search_" + std::to_string(::getpid());
-    query_path = stem + "_q.fa";
-    db_path = stem + "_db.fa";
+    query_path = temp_path("search_q.fa");
+    db_path = temp_path("search_db.fa");
     write(query_path, queries);
     write(db_path, targets);
   }
@@ -290,22 +290,20 @@ TEST(AlignSearchCli, each_format_one_entry_per_hit) {
   }
   EXPECT_EQ(shown, hits.size());
   // --output: the same bytes in the file.
-  const std::string path = ::testing::TempDir() + "tp_search_out_" + std::to_string(::getpid());
+  const std::string path = temp_path("search_out");
   auto w = align({s.query_path, s.db_path, "--top", "2", "--format", "pair", "-o", path});
   ASSERT_EQ(w.exit_code, 0) << w.err;
   EXPECT_EQ(w.out, "");
-  std::ifstream in(path);
-  std::stringstream file;
-  file << in.rdbuf();
+  const std::string file = file_bytes(path);
   std::remove(path.c_str());
-  EXPECT_EQ(file.str(), r.out);
+  EXPECT_EQ(file, r.out);
 }
 
 TEST(AlignSearchCli, bad_input_exits_2_with_one_line) {
   const Search s(17);
   const std::string dir = ::testing::TempDir();
-  const std::string empty = dir + "tp_search_empty_" + std::to_string(::getpid()) + ".fa";
-  const std::string bad = dir + "tp_search_bad_" + std::to_string(::getpid()) + ".fa";
+  const std::string empty = temp_path("search_empty.fa");
+  const std::string bad = temp_path("search_bad.fa");
   Search::write(empty, {});
   Search::write(bad, {{"fine", "ACDEF"}, {"broken", "MKTAY1KQ"}});
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -323,10 +321,8 @@ TEST(AlignSearchCli, bad_input_exits_2_with_one_line) {
        "own"},
   };
   for (const auto& [args, message] : cases) {
-    auto r = align(args);
-    EXPECT_EQ(r.exit_code, 2) << message;
-    EXPECT_EQ(r.out, "") << message;
-    EXPECT_EQ(r.err, "tilepipe: error: " + message + "\n");
+    SCOPED_TRACE(message);
+    expect_refused(align(args), message);
   }
   std::remove(empty.c_str());
   std::remove(bad.c_str());

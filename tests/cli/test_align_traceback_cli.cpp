@@ -4,12 +4,10 @@
 #include <tilepipe/kernels/score_matrix.hpp>
 
 #include "align_reference.hpp"
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
-#include <unistd.h>
 
 #include <cctype>
 #include <cstdio>
@@ -27,6 +25,7 @@ const std::string fa = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/fasta";
 using tp::test::align;
 using tp::test::cigar_score;
 using tp::test::run_process;
+using tp::test::cli::temp_path;
 
 std::string residues(const std::string& path) {
   auto r = tp::kernels::read_fasta(path);
@@ -143,7 +142,7 @@ TEST(AlignTracebackCli, fasta_as_people_have_it) {
   auto plain = align({q, t, "--matrix", "ednafull", "--json"});
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   const auto expected = nlohmann::json::parse(plain.out);
-  const std::string messy = ::testing::TempDir() + "tp_messy_" + std::to_string(::getpid()) + ".fa";
+  const std::string messy = temp_path("messy.fa");
   {
     const std::string r = residues(t);
     std::ofstream out(messy, std::ios::binary);

@@ -1,6 +1,6 @@
 // Bad values found by trying tilepipe as a new user would (issue 16): each exits 2 with one line
 // naming the value and the rule; control bytes in echoed values are escaped.
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,33 +17,16 @@ namespace cli_bad_values {
 namespace {
 
 namespace fs = std::filesystem;
-using tp::test::run_process;
+using tp::test::cli::expect_refused;
+using tp::test::cli::file_bytes;
+using tp::test::cli::temp_path;
+using tp::test::cli::tilepipe;
 
 const std::string data_dir = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/";
 
-tp::test::ProcessResult tilepipe(std::vector<std::string> args) {
-  args.insert(args.begin(), TILEPIPE_EXE);
-  return run_process(args, 60);
-}
-
-void expect_refused(const tp::test::ProcessResult& r, const std::string& message) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "tilepipe: error: " + message + "\n");
-}
-
-std::string temp_path(const std::string& name) {
-  return (fs::temp_directory_path() /
-          ("tilepipe-badvalues-" + std::to_string(::getpid()) + "-" + name))
-      .string();
-}
-
 /// The seed 000 machine file with one piece of its text replaced.
 std::string machine_with(const std::string& name, const std::string& from, const std::string& to) {
-  std::ifstream in(data_dir + "machines/seed000-sci-cluster.json");
-  std::stringstream s;
-  s << in.rdbuf();
-  std::string text = s.str();
+  std::string text = file_bytes(data_dir + "machines/seed000-sci-cluster.json");
   const auto at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   text.replace(at, from.size(), to);

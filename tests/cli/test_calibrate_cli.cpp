@@ -1,39 +1,20 @@
 // `tilepipe calibrate` end to end: the file it writes loads and drives `plan` and `run`; bad
 // output paths and transports are refused before any measurement.
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 // One namespace per file: test_cli is a unity build (docs/adr/0019).
 namespace cli_calibrate {
 
 namespace {
 
-using tp::test::run_process;
-
-tp::test::ProcessResult tilepipe(const std::string& command, std::vector<std::string> args) {
-  args.insert(args.begin(), {TILEPIPE_EXE, command});
-  return run_process(args, 60);
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("tilepipe-" + std::to_string(::getpid()) + "-" + name))
-      .string();
-}
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
+using tp::test::cli::read_json;
+using tp::test::cli::temp_path;
+using tp::test::cli::tilepipe;
 
 TEST(CalibrateCli, writes_a_machine_file_that_plan_and_run_use) {
   const auto path = temp_path("machine.json");

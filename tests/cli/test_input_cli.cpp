@@ -2,18 +2,16 @@
 // forked ranks x 1 CPU and 1 rank x 2 CPUs, equals the plain loop started from that file, bit for
 // bit (verified against the reference started from it too); every input that does not fit is one
 // line, exit 2, before any work (no output file left behind).
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <tilepipe/support/npy.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 // One namespace per file: test_cli is a unity build (docs/adr/0019).
 namespace cli_input {
@@ -21,33 +19,11 @@ namespace cli_input {
 namespace {
 
 namespace fs = std::filesystem;
-using tp::test::run_process;
+using tp::test::cli::file_bytes;
+using tp::test::cli::run;
 
-tp::test::ProcessResult run(std::vector<std::string> args) {
-  args.insert(args.begin(), {TILEPIPE_EXE, "run"});
-  return run_process(args, 120);
-}
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class InputCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tp_input_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string file(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+/// A fresh directory per test (at(name) in it).
+class InputCli : public tp::test::cli::ScratchDir {};
 
 // The wave kernels and the examples' recurrence compute every point from its lower neighbours
 // only, so the plain loop started from a.npy gives a.npy again; the test plugin's scaled kernel
@@ -63,14 +39,14 @@ TEST_F(InputCli, a_round_trip_equals_the_plain_loop_started_from_the_file) {
       {{"--plugin", TP_PLUGIN_RECURRENCE, "--kernel", "recurrence"}, "50x41"},
   };
   for (const Case& c : cases) {
-    const std::string a = file("a.npy");
+    const std::string a = at("a.npy");
     auto first = c.kernel;
     first.insert(first.end(), {"--size", c.size, "--nodes", "2", "--tile", "8", "--sync", "block",
                                "--output", a});
     auto r = run(first);
     ASSERT_EQ(r.exit_code, 0) << c.kernel.back() << ": " << r.err;
     for (const char* layout : {"2x1", "1x2"}) {
-      const std::string b = file(std::string("b") + layout + ".npy");
+      const std::string b = at(std::string("b") + layout + ".npy");
       auto again = c.kernel;
       again.insert(again.end(), {"--size", c.size, "--nodes", std::string(1, layout[0]), "--cpus",
                                  std::string(1, layout[2]), "--tile", "8", "--sync", "block",
@@ -122,62 +98,62 @@ TEST_F(InputCli, a_kernel_that_reads_its_values_starts_from_the_file) {
     return v;
   };
   auto first = kernel;
-  first.insert(first.end(), {"--nodes", "2", "--output", file("a.npy")});
+  first.insert(first.end(), {"--nodes", "2", "--output", at("a.npy")});
   auto r = run(first);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto a = values_of(file("a.npy"));
+  const auto a = values_of(at("a.npy"));
   ASSERT_EQ(a, plain_loop(std::vector<std::uint64_t>(a.size())));  // started from zeros
   const auto want = plain_loop(a);
   ASSERT_NE(want, a);
   for (const char* layout : {"2x1", "1x2"}) {
-    const std::string b = file(std::string("b") + layout + ".npy");
+    const std::string b = at(std::string("b") + layout + ".npy");
     auto again = kernel;
     again.insert(again.end(),
                  {"--nodes", std::string(1, layout[0]), "--cpus", std::string(1, layout[2]),
-                  "--verify", "--input", file("a.npy"), "--output", b});
+                  "--verify", "--input", at("a.npy"), "--output", b});
     auto s = run(again);
     ASSERT_EQ(s.exit_code, 0) << layout << ": " << s.err;
     EXPECT_NE(s.out.find("verified           yes (bit for bit)"), std::string::npos) << s.out;
-    EXPECT_NE(s.out.find("  array read from    " + file("a.npy") + "\n"), std::string::npos);
+    EXPECT_NE(s.out.find("  array read from    " + at("a.npy") + "\n"), std::string::npos);
     EXPECT_EQ(values_of(b), want) << layout;
   }
 }
 
 TEST_F(InputCli, every_input_that_does_not_fit_is_one_line_exit_2_before_any_work) {
-  const std::string f4 = file("f4.npy");
-  const std::string f8 = file("f8.npy");
+  const std::string f4 = at("f4.npy");
+  const std::string f8 = at("f8.npy");
   auto w = run({"--kernel", "wave2d", "--size", "6x5", "--output", f4});
   ASSERT_EQ(w.exit_code, 0) << w.err;
   auto d = run({"--plugin", TP_PLUGIN_RECURRENCE, "--kernel", "recurrence", "--size", "6x5",
                 "--output", f8});
   ASSERT_EQ(d.exit_code, 0) << d.err;
   const std::string bytes = file_bytes(f4);
-  std::ofstream(file("data_short.npy"), std::ios::binary) << bytes.substr(0, bytes.size() - 4);
-  std::ofstream(file("header_short.npy"), std::ios::binary) << bytes.substr(0, 40);
-  std::ofstream(file("junk.npy")) << "x,y\n1,2\n";
+  std::ofstream(at("data_short.npy"), std::ios::binary) << bytes.substr(0, bytes.size() - 4);
+  std::ofstream(at("header_short.npy"), std::ios::binary) << bytes.substr(0, 40);
+  std::ofstream(at("junk.npy")) << "x,y\n1,2\n";
   std::string fortran = bytes;
   fortran.replace(fortran.find("False"), 5, "True ");
-  std::ofstream(file("fortran.npy"), std::ios::binary) << fortran;
-  const std::string out = file("out.npy");
+  std::ofstream(at("fortran.npy"), std::ios::binary) << fortran;
+  const std::string out = at("out.npy");
   struct Case {
     std::vector<std::string> args;
     std::string error;
   };
   const std::string e = "tilepipe: error: --input ";
   const std::vector<Case> cases{
-      {{"--kernel", "wave2d", "--size", "6x5", "--input", file("none.npy")},
-       e + "cannot read '" + file("none.npy") + "': No such file or directory"},
+      {{"--kernel", "wave2d", "--size", "6x5", "--input", at("none.npy")},
+       e + "cannot read '" + at("none.npy") + "': No such file or directory"},
       {{"--kernel", "wave2d", "--size", "6x5", "--input", dir_.string()},
        e + "cannot read '" + dir_.string() + "': not a regular file"},
-      {{"--kernel", "wave2d", "--size", "6x5", "--input", file("junk.npy")},
-       e + "'" + file("junk.npy") + "' is not a usable .npy file: no .npy magic"},
-      {{"--kernel", "wave2d", "--size", "6x5", "--input", file("header_short.npy")},
-       e + "'" + file("header_short.npy") + "' is not a usable .npy file: the header is cut short"},
-      {{"--kernel", "wave2d", "--size", "6x5", "--input", file("data_short.npy")},
-       e + "'" + file("data_short.npy") +
+      {{"--kernel", "wave2d", "--size", "6x5", "--input", at("junk.npy")},
+       e + "'" + at("junk.npy") + "' is not a usable .npy file: no .npy magic"},
+      {{"--kernel", "wave2d", "--size", "6x5", "--input", at("header_short.npy")},
+       e + "'" + at("header_short.npy") + "' is not a usable .npy file: the header is cut short"},
+      {{"--kernel", "wave2d", "--size", "6x5", "--input", at("data_short.npy")},
+       e + "'" + at("data_short.npy") +
            "' is not a usable .npy file: it holds 116 data bytes, its shape (6, 5) needs 120"},
-      {{"--kernel", "wave2d", "--size", "6x5", "--input", file("fortran.npy")},
-       e + "'" + file("fortran.npy") + "' is not a usable .npy file: not in C order"},
+      {{"--kernel", "wave2d", "--size", "6x5", "--input", at("fortran.npy")},
+       e + "'" + at("fortran.npy") + "' is not a usable .npy file: not in C order"},
       {{"--kernel", "wave2d", "--size", "5x6", "--input", f4},
        e + "'" + f4 + "' holds 6x5 float32 values, the kernel's array is 5x6 float32"},
       {{"--kernel", "wave3d", "--size", "6x5x1", "--input", f4},

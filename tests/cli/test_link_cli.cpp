@@ -1,33 +1,22 @@
 // `--link` end to end: runs through an emulated link verify, bad specifications and machine
 // files measured through another link exit 2 with one line.
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 // One namespace per file: test_cli is a unity build (docs/adr/0019).
 namespace cli_link {
 
 namespace {
 
-using tp::test::run_process;
-
-tp::test::ProcessResult tilepipe(const std::string& command, std::vector<std::string> args) {
-  args.insert(args.begin(), {TILEPIPE_EXE, command});
-  return run_process(args, 120);
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("tilepipe-link-" + std::to_string(::getpid()) + "-" + name))
-      .string();
-}
+using tp::test::cli::read_json;
+using tp::test::cli::temp_path;
+using tp::test::cli::tilepipe;
+using tp::test::cli::with;
 
 const std::vector<std::string> small_run = {"--kernel", "wave3d", "--size",  "9x10x301",
                                             "--tile",   "16",     "--nodes", "2",
@@ -36,11 +25,6 @@ const std::vector<std::string> small_run = {"--kernel", "wave3d", "--size",  "9x
 /// The run of small_run with the tile left to the model.
 const std::vector<std::string> model_run = {"--kernel", "wave3d", "--size", "9x10x301", "--nodes",
                                             "2",        "--cpus", "1",      "--sync",   "block"};
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 TEST(LinkCli, run_through_a_link_verifies_with_the_same_checksum) {
   auto plain = tilepipe("run", with(small_run, {"--json"}));
@@ -124,10 +108,7 @@ TEST(LinkCli, a_machine_file_from_another_link_exits_2_and_suggests_calibrate) {
   EXPECT_NE(c2.out.find("emulated link      latency=20us,bandwidth=80MB/s"), std::string::npos)
       << c2.out;
   {
-    std::ifstream in(linked);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const auto m = nlohmann::json::parse(ss.str());
+    const auto m = read_json(linked);
     EXPECT_EQ(m["emulated_link"], "latency=20us,bandwidth=80MB/s");
     // The link's latency is in the measured message latency.
     EXPECT_GE(m["comm"]["latency_us"].get<double>(), 10.0);

@@ -1,6 +1,6 @@
 // `tilepipe --version`, `tilepipe` without a command, and the preamble of every command's --json.
+#include "cli_test.hpp"
 #include "json_preamble.hpp"
-#include "run_process.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -12,11 +12,11 @@ namespace cli_main {
 
 namespace {
 
-using tp::test::run_process;
+using tp::test::cli::tilepipe;
 
 TEST(MainCli, version_names_the_release_and_the_git_revision) {
   for (const char* flag : {"--version", "-V"}) {
-    const auto r = run_process({TILEPIPE_EXE, flag});
+    const auto r = tilepipe({flag});
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_TRUE(std::regex_match(
         r.out, std::regex(R"(tilepipe \d+\.\d+\.\d+ \(git ([0-9a-f]{7,40}|unknown)\)\n)")))
@@ -26,7 +26,7 @@ TEST(MainCli, version_names_the_release_and_the_git_revision) {
 }
 
 TEST(MainCli, help_lists_the_commands_on_stdout) {
-  const auto r = run_process({TILEPIPE_EXE, "--help"});
+  const auto r = tilepipe({"--help"});
   EXPECT_EQ(r.exit_code, 0);
   for (const char* command : {"plan", "run", "align", "calibrate", "sweep", "pingpong"}) {
     EXPECT_NE(r.out.find(std::string("  ") + command + " "), std::string::npos) << command;
@@ -48,9 +48,8 @@ TEST(MainCli, every_json_output_starts_with_the_preamble) {
   };
   for (auto args : commands) {
     const std::string command = args.front();
-    args.insert(args.begin(), TILEPIPE_EXE);
     args.push_back("--json");
-    const auto r = run_process(args);
+    const auto r = tilepipe(args);
     ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
     const auto j = tp::test::without_preamble(nlohmann::json::parse(r.out), command);
     EXPECT_FALSE(j.empty()) << command;

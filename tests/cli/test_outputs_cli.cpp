@@ -1,16 +1,14 @@
 // Output files (run --trace, sweep --csv/--plot/--save-machine, calibrate -o): checked before any
 // work (exit 2, one line naming the flag and the path), written whole under a temporary renamed
 // into place, and no other file written or removed.
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 // One namespace per file: test_cli is a unity build (docs/adr/0019).
 namespace cli_outputs {
@@ -18,21 +16,14 @@ namespace cli_outputs {
 namespace {
 
 namespace fs = std::filesystem;
-using tp::test::run_process;
+using tp::test::cli::expect_refused;
+using tp::test::cli::file_bytes;
+using tp::test::cli::tilepipe;
+using tp::test::cli::with;
 
 /// A fresh directory per test, removed afterwards.
-class OutputsCli : public ::testing::Test {
+class OutputsCli : public tp::test::cli::ScratchDir {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tilepipe-outputs-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string at(const std::string& name) const { return (dir_ / name).string(); }
   /// The directory's entries, sorted: temporaries would show here.
   std::vector<std::string> entries() const {
     std::vector<std::string> out;
@@ -40,34 +31,10 @@ class OutputsCli : public ::testing::Test {
     std::sort(out.begin(), out.end());
     return out;
   }
-  static std::string read(const std::string& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-  static tp::test::ProcessResult tilepipe(const std::string& command,
-                                          std::vector<std::string> args) {
-    args.insert(args.begin(), {TILEPIPE_EXE, command});
-    return run_process(args, 120);
-  }
-  /// Asserts exit 2, nothing on stdout and exactly the line `message` on stderr.
-  static void expect_refused(const tp::test::ProcessResult& r, const std::string& message) {
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err, "tilepipe: error: " + message + "\n");
-  }
-
-  fs::path dir_;
 };
 
 const std::vector<std::string> small_run{"--kernel", "wave2d", "--size", "64x512", "--nodes", "2",
                                          "--cpus",   "1",      "--sync", "block",  "--tile",  "64"};
-
-std::vector<std::string> with(std::vector<std::string> base, std::vector<std::string> more) {
-  base.insert(base.end(), more.begin(), more.end());
-  return base;
-}
 
 TEST_F(OutputsCli, run_trace_paths_are_checked_before_any_rank_starts) {
   fs::create_directories(dir_ / "sub");
@@ -93,8 +60,8 @@ TEST_F(OutputsCli, run_trace_replaces_the_file_whole_and_leaves_its_neighbours) 
   std::ofstream(at("t.json.tmp")) << "mine";
   auto r = tilepipe("run", with(small_run, {"--trace", at("t.json")}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(read(at("t.json")).rfind("{", 0), 0u);
-  EXPECT_EQ(read(at("t.json.tmp")), "mine");
+  EXPECT_EQ(file_bytes(at("t.json")).rfind("{", 0), 0u);
+  EXPECT_EQ(file_bytes(at("t.json.tmp")), "mine");
   EXPECT_EQ(entries(), (std::vector<std::string>{"t.json", "t.json.tmp"}));
 }
 
@@ -140,11 +107,11 @@ TEST_F(OutputsCli, sweep_writes_only_the_files_it_was_given) {
   auto r = tilepipe("sweep", with(small_sweep, {"--plot", at("p.png"), "--csv", at("s.csv"),
                                                 "--save-machine", at("m.json")}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(read(at("p.png.csv")), "user data");
-  EXPECT_EQ(read(at("p.png.tmp")), "user data");
-  EXPECT_EQ(read(at("p.png")).substr(1, 3), "PNG");
-  EXPECT_EQ(read(at("s.csv")).rfind("schedule,grouping,tile_height,", 0), 0u);
-  EXPECT_NE(read(at("m.json")).find("\"tilepipe-machine\""), std::string::npos);
+  EXPECT_EQ(file_bytes(at("p.png.csv")), "user data");
+  EXPECT_EQ(file_bytes(at("p.png.tmp")), "user data");
+  EXPECT_EQ(file_bytes(at("p.png")).substr(1, 3), "PNG");
+  EXPECT_EQ(file_bytes(at("s.csv")).rfind("schedule,grouping,tile_height,", 0), 0u);
+  EXPECT_NE(file_bytes(at("m.json")).find("\"tilepipe-machine\""), std::string::npos);
   EXPECT_EQ(entries(),
             (std::vector<std::string>{"m.json", "p.png", "p.png.csv", "p.png.tmp", "s.csv"}));
 }
@@ -163,7 +130,7 @@ TEST_F(OutputsCli, a_failed_plot_leaves_no_file_and_keeps_the_old_one) {
     EXPECT_EQ(r->exit_code, 1);
     EXPECT_EQ(r->err, "tilepipe: error: --plot: plot_sweep.py failed: plot_sweep.py: disk full\n");
   }
-  EXPECT_EQ(read(at("old.png")), "old plot");
+  EXPECT_EQ(file_bytes(at("old.png")), "old plot");
   EXPECT_EQ(entries(), (std::vector<std::string>{"fail.py", "old.png"}));
 }
 

@@ -1,12 +1,9 @@
 // `tilepipe plan` end to end: golden JSON for the seeds' configurations, exact bad-input errors.
+#include "cli_test.hpp"
 #include "json_preamble.hpp"
-#include "run_process.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
-#include <fstream>
-#include <sstream>
 
 // One namespace per file: test_cli is a unity build (docs/adr/0019).
 namespace cli_plan {
@@ -14,18 +11,12 @@ namespace cli_plan {
 namespace {
 
 using tp::test::run_process;
-
-tp::test::ProcessResult plan(std::vector<std::string> args) {
-  args.insert(args.begin(), {TILEPIPE_EXE, "plan"});
-  return run_process(args);
-}
+using tp::test::cli::expect_refused;
+using tp::test::cli::plan;
+using tp::test::cli::read_json;
 
 nlohmann::json golden(const std::string& name) {
-  std::ifstream in(std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/golden/" + name);
-  EXPECT_TRUE(in.good()) << name;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
+  return read_json(std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/golden/" + name);
 }
 
 TEST(PlanCli, seed_000_configuration_matches_golden_json) {
@@ -96,10 +87,7 @@ class PlanCliBadInput : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(PlanCliBadInput, exits_2_with_one_line_naming_the_problem) {
   const auto& p = GetParam();
-  auto r = plan(p.args);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "tilepipe: error: " + p.message + "\n");
+  expect_refused(plan(p.args), p.message);
 }
 
 std::vector<std::string> with(std::vector<std::string> extra,

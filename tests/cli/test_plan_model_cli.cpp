@@ -1,7 +1,7 @@
 // `tilepipe plan --machine`: predicted times, automatic choice (golden JSON), exact bad-input
 // errors.
+#include "cli_test.hpp"
 #include "json_preamble.hpp"
-#include "run_process.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -11,31 +11,21 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 // One namespace per file: test_cli is a unity build (docs/adr/0019).
 namespace cli_plan_model {
 
 namespace {
 
-using tp::test::run_process;
+using tp::test::cli::expect_refused;
+using tp::test::cli::file_bytes;
+using tp::test::cli::plan;
+using tp::test::cli::read_json;
+using tp::test::cli::with;
 
 const std::string data_dir = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/";
 const std::string seed000 = data_dir + "machines/seed000-sci-cluster.json";
 const std::string seed002 = data_dir + "machines/seed002-sci-smp-cluster.json";
-
-tp::test::ProcessResult plan(std::vector<std::string> args) {
-  args.insert(args.begin(), {TILEPIPE_EXE, "plan"});
-  return run_process(args);
-}
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
 
 /// Equal JSON, except that floating-point numbers may differ in the last bits (relative 1e-12).
 void expect_json_near(const nlohmann::json& got, const nlohmann::json& want,
@@ -66,11 +56,6 @@ void expect_json_near(const nlohmann::json& got, const nlohmann::json& want,
 
 const std::vector<std::string> seed000_args = {"--kernel", "wave3d", "--size", "12x12x524288",
                                                "--nodes",  "9",      "--cpus", "1"};
-
-std::vector<std::string> with(std::vector<std::string> base, std::vector<std::string> extra) {
-  base.insert(base.end(), extra.begin(), extra.end());
-  return base;
-}
 
 TEST(PlanModelCli, machine_adds_the_prediction_and_keeps_the_plan_fields) {
   auto r = plan(with(seed000_args, {"--tile", "1024", "--machine", seed000, "--json"}));
@@ -150,10 +135,7 @@ class PlanModelCliBadInput : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(PlanModelCliBadInput, exits_2_with_one_line_naming_the_problem) {
   const auto& p = GetParam();
-  auto r = plan(p.args);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "tilepipe: error: " + p.message + "\n");
+  expect_refused(plan(p.args), p.message);
 }
 
 /// A file under the temporary directory with the given text; returns its path.
@@ -167,15 +149,8 @@ std::string temp_file(const std::string& name, const std::string& text) {
   return path;
 }
 
-std::string seed002_text() {
-  std::ifstream in(seed002);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string seed002_without(const std::string& text_to_drop) {
-  std::string s = seed002_text();
+  std::string s = file_bytes(seed002);
   s.erase(s.find(text_to_drop), text_to_drop.size());
   return s;
 }
@@ -249,7 +224,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{with(seed000_args, {"--tile", "auto", "--machine",
                                      temp_file("negative.json",
                                                [] {
-                                                 std::string s = seed002_text();
+                                                 std::string s = file_bytes(seed002);
                                                  s.replace(s.find("\"t_start_us\": 49.2"), 18,
                                                            "\"t_start_us\": -49.2");
                                                  return s;

@@ -2,7 +2,7 @@
 // kernels' plain loops on 2 forked ranks and on 1 rank x 2 CPUs, the kernel's parameters and help,
 // and one line, exit 2, for each plugin that cannot be used.
 #include "03_lcs/lcs.hpp"
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <tilepipe/support/npy.hpp>
 
@@ -23,12 +23,9 @@ namespace cli_plugin {
 
 namespace {
 
-using tp::test::run_process;
-
-tp::test::ProcessResult tilepipe(std::vector<std::string> args) {
-  args.insert(args.begin(), TILEPIPE_EXE);
-  return run_process(args, 120);
-}
+using tp::test::cli::read_json;
+using tp::test::cli::temp_path;
+using tp::test::cli::tilepipe;
 
 std::string hex(std::uint64_t v) {
   char buf[32];
@@ -72,8 +69,7 @@ TEST(PluginCli, recurrence_matches_its_plain_loop_on_ranks_and_threads) {
       interior.push_back(a[i * w + j]);
     }
   }
-  const auto npy =
-      std::filesystem::temp_directory_path() / ("tp_plugin_" + std::to_string(::getpid()) + ".npy");
+  const std::string npy = temp_path("plugin.npy");
   for (const auto& [nodes, cpus, sweeps] : {std::tuple{"2", "1", "1"}, std::tuple{"1", "2", "2"}}) {
     std::filesystem::remove(npy);
     auto r = tilepipe({"run",      "--plugin",   TP_PLUGIN_RECURRENCE,
@@ -82,7 +78,7 @@ TEST(PluginCli, recurrence_matches_its_plain_loop_on_ranks_and_threads) {
                        "--cpus",   cpus,         "--tile",
                        "16",       "--sweeps",   sweeps,
                        "--sync",   "block",      "--verify",
-                       "--json",   "--output",   npy.string()});
+                       "--json",   "--output",   npy});
     ASSERT_EQ(r.exit_code, 0) << nodes << "x" << cpus << ": " << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["kernel"], "recurrence");
@@ -90,7 +86,7 @@ TEST(PluginCli, recurrence_matches_its_plain_loop_on_ranks_and_threads) {
     EXPECT_EQ(j["cpus"], std::stoi(cpus));
     EXPECT_EQ(j["verified"], true);
     EXPECT_EQ(j["checksum"], hex(sum));
-    auto array = tp::read_npy(npy.string());
+    auto array = tp::read_npy(npy);
     ASSERT_TRUE(array) << array.error().message;
     EXPECT_EQ(array->dtype, "<f8");
     EXPECT_EQ(array->shape, (std::vector<std::int64_t>{n1, n2}));
@@ -177,15 +173,12 @@ TEST(PluginCli, plan_takes_a_plugins_kernel) {
 }
 
 TEST(PluginCli, calibrate_measures_a_plugins_kernel_and_run_and_sweep_use_it) {
-  const auto path = (std::filesystem::temp_directory_path() /
-                     ("tp_plugin_machine_" + std::to_string(::getpid()) + ".json"))
-                        .string();
+  const auto path = temp_path("plugin_machine.json");
   auto c = tilepipe({"calibrate", "--quick", "--quiet", "-o", path, "--plugin", TP_PLUGIN_TEST,
                      "--kernel", "scaled", "--param", "scale=2", "--size", "256x256", "--nodes",
                      "2", "--tile-heights", "16:64"});
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  std::ifstream in(path);
-  const auto m = nlohmann::json::parse(in);
+  const auto m = read_json(path);
   ASSERT_TRUE(m["compute"]["kernels"].contains("scaled")) << m["compute"].dump();
   EXPECT_GE(m["compute"]["kernels"]["scaled"]["samples"].size(), 2u);
   auto r = tilepipe({"run", "--plugin", TP_PLUGIN_TEST, "--kernel", "scaled", "--param", "scale=2",

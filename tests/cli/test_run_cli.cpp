@@ -1,7 +1,7 @@
 // `tilepipe run` end to end: verified checksums for every scheme, JSON fields, traces, bad input,
 // and a rank that dies.
+#include "cli_test.hpp"
 #include "json_preamble.hpp"
-#include "run_process.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -11,21 +11,17 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 // One namespace per file: test_cli is a unity build (docs/adr/0019).
 namespace cli_run {
 
 namespace {
 
-using tp::test::run_process;
-
-tp::test::ProcessResult run(std::vector<std::string> args, int timeout_s = 120) {
-  args.insert(args.begin(), {TILEPIPE_EXE, "run"});
-  return run_process(args, timeout_s);
-}
+using tp::test::cli::file_bytes;
+using tp::test::cli::read_json;
+using tp::test::cli::run;
+using tp::test::cli::temp_path;
 
 TEST(RunCli, every_scheme_verifies_bit_for_bit) {
   std::string checksum;
@@ -92,15 +88,11 @@ TEST(RunCli, defaults_need_only_kernel_and_size) {
 }
 
 TEST(RunCli, trace_is_chrome_trace_json_with_a_track_per_rank_and_thread) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("tilepipe-trace-" + std::to_string(::getpid()) + ".json");
+  const auto path = temp_path("trace.json");
   auto r = run({"--kernel", "wave3d", "--size", "8x8x200", "--tile", "20", "--nodes", "2", "--cpus",
-                "2", "--sync", "block", "--trace", path.string()});
+                "2", "--sync", "block", "--trace", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const auto j = nlohmann::json::parse(ss.str());
+  const auto j = read_json(path);
   std::set<std::pair<int, int>> tracks;
   int computes = 0;
   for (const auto& e : j["traceEvents"]) {
@@ -255,17 +247,6 @@ TEST(RunCli, sweeps_repeat_the_run_and_count_every_sweep) {
   auto zero = run({"--kernel", "wave2d", "--size", "64x64", "--sweeps", "0"});
   EXPECT_EQ(zero.exit_code, 2);
   EXPECT_NE(zero.err.find("--sweeps"), std::string::npos) << zero.err;
-}
-
-}  // namespace
-
-namespace {
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // Fewer rows of tiles than CPUs (issue 15): 4x2 points across the mapping dimension give at most

@@ -1,11 +1,9 @@
 // `tilepipe simulate`: the JSON fields and their consistency, progress on stderr, and one exact
 // line with exit code 2 for each class of bad input.
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,25 +15,26 @@ namespace cli_simulate {
 
 namespace {
 
-using tp::test::run_process;
+using tp::test::cli::expect_refused;
+using tp::test::cli::file_bytes;
+using tp::test::cli::read_json;
+using tp::test::cli::temp_path;
+using tp::test::cli::tilepipe;
+using tp::test::cli::with;
 
 const std::string machines = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/";
 const std::string seed000 = machines + "seed000-sci-cluster.json";
 
 tp::test::ProcessResult simulate(std::vector<std::string> args) {
-  args.insert(args.begin(), {TILEPIPE_EXE, "simulate"});
-  return run_process(args);
+  return tilepipe("simulate", std::move(args), 60);
 }
 
 /// A copy of the seed 000 file with `network` added, in a temporary file removed on scope exit.
 struct NetworkFile {
   std::string path;
   explicit NetworkFile(const std::string& network) {
-    path = (std::filesystem::temp_directory_path() /
-            ("tp-sim-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".json"))
-               .string();
-    std::ifstream in(seed000);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    path = temp_path("sim-" + std::to_string(counter++) + ".json");
+    std::string text = file_bytes(seed000);
     text.insert(text.rfind('}'), ", \"network\": " + network + "\n");
     std::ofstream(path) << text;
   }
@@ -45,11 +44,6 @@ struct NetworkFile {
 
 const std::vector<std::string> seed000_plan = {"--kernel", "wave3d", "--size", "12x12x65536",
                                                "--nodes",  "9",      "--tile", "1024"};
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 TEST(SimulateCli, json_has_the_simulated_and_predicted_time_and_per_rank_figures) {
   auto r = simulate(with(seed000_plan, {"--machine", seed000, "--json"}));
@@ -121,13 +115,10 @@ TEST(SimulateCli, a_slow_node_and_a_torus_change_the_time) {
 }
 
 TEST(SimulateCli, trace_is_the_simulated_schedule_in_run_trace_format) {
-  const auto path = (std::filesystem::temp_directory_path() /
-                     ("tp-sim-trace-" + std::to_string(::getpid()) + ".json"))
-                        .string();
+  const auto path = temp_path("sim-trace.json");
   auto r = simulate(with(seed000_plan, {"--machine", seed000, "--trace", path, "--json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream in(path);
-  const auto trace = nlohmann::json::parse(in);
+  const auto trace = read_json(path);
   std::filesystem::remove(path);
   std::map<std::string, int> spans;
   std::set<int> ranks;
@@ -144,10 +135,7 @@ TEST(SimulateCli, trace_is_the_simulated_schedule_in_run_trace_format) {
 }
 
 void expect_bad(const std::vector<std::string>& args, const std::string& line) {
-  auto r = simulate(args);
-  EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_EQ(r.err, "tilepipe: error: " + line + "\n");
-  EXPECT_EQ(r.out, "");
+  expect_refused(simulate(args), line);
 }
 
 TEST(SimulateCli, bad_input_is_one_line_and_exit_2) {

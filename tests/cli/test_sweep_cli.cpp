@@ -1,7 +1,7 @@
 // `tilepipe sweep` end to end on tiny sizes: JSON and CSV fields, the model's choice, and every
 // class of bad input (exit 2, one line).
+#include "cli_test.hpp"
 #include "json_preamble.hpp"
-#include "run_process.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,17 +19,11 @@ namespace cli_sweep {
 
 namespace {
 
-using tp::test::run_process;
+using tp::test::cli::temp_path;
+using tp::test::cli::tilepipe;
 
 tp::test::ProcessResult sweep(std::vector<std::string> args) {
-  args.insert(args.begin(), {TILEPIPE_EXE, "sweep"});
-  return run_process(args, 60);
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("tilepipe-" + std::to_string(::getpid()) + "-" + name))
-      .string();
+  return tilepipe("sweep", std::move(args), 60);
 }
 
 TEST(SweepCli, json_has_one_object_per_point_and_the_models_choice) {

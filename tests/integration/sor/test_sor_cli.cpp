@@ -1,6 +1,6 @@
 // `tilepipe run --kernel sor2d|sor3d` and `tilepipe plan` for loop nests with negative
 // dependences: checksums against the plain loop, the transformation printed, bad input (exit 2).
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <tilepipe/kernels/sor.hpp>
 
@@ -11,17 +11,10 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 namespace {
 
-using tp::test::run_process;
-
-tp::test::ProcessResult tilepipe(std::vector<std::string> args) {
-  args.insert(args.begin(), TILEPIPE_EXE);
-  return run_process(args, 60);
-}
+using tp::test::cli::tilepipe;
 
 TEST(SorCli, run_sor2d_on_ranks_equals_the_plain_loop) {
   for (const char* schedule : {"blocking", "overlap"}) {
@@ -160,8 +153,7 @@ TEST(SorCli, output_writes_the_interior_after_the_last_sweep) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["checksum"], nlohmann::json::parse(plain.out)["checksum"]);
   EXPECT_EQ(j["output"], path);
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = tp::test::cli::file_bytes(path);
   std::filesystem::remove(path);
   ASSERT_GE(bytes.size(), 10U);
   const std::size_t header = static_cast<unsigned char>(bytes[8]) +

@@ -1,6 +1,6 @@
 // `tilepipe run --kernel sweep3d` and `tilepipe plan`: the checksum and the .npy of phi against
 // the plain loop, --verify, the KBA mapping, bad input (one line, exit 2).
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/model/machine_file.hpp>
@@ -18,12 +18,7 @@
 
 namespace {
 
-using tp::test::run_process;
-
-tp::test::ProcessResult tilepipe(std::vector<std::string> args) {
-  args.insert(args.begin(), TILEPIPE_EXE);
-  return run_process(args, 60);
-}
+using tp::test::cli::tilepipe;
 
 TEST(Sweep3dCli, run_verifies_and_writes_phi_on_ranks_x_cpus) {
   const auto npy = std::filesystem::temp_directory_path() /
