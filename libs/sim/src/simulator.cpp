@@ -39,14 +39,21 @@ double Simulator::start_sends(std::int64_t id, std::int64_t s, const Stamp& from
       free_batches_.pop_back();
     }
     Batch& x = batches_[static_cast<std::size_t>(b)];
-    auto succ = node;
-    ++succ[static_cast<std::size_t>(f)];
     x.src = id;
-    x.dst = plan_.rank_of(succ);
     x.f = f;
     x.live = true;
     x.send_step = s;
-    x.recv_step = vertical_ ? s : s - (m_[static_cast<std::size_t>(f)] - 1);
+    if (r.table != nullptr) {  // the wrap from the last node to node 0 included
+      const auto fu = static_cast<std::size_t>(f);
+      x.dst = r.table->dst[fu];
+      x.recv_step = ranks_[static_cast<std::size_t>(x.dst)].table->step_of_time(
+          r.table->time_of_step(s) + r.table->gap[fu]);
+    } else {
+      auto succ = node;
+      ++succ[static_cast<std::size_t>(f)];
+      x.dst = plan_.rank_of(succ);
+      x.recv_step = vertical_ ? s : s - (m_[static_cast<std::size_t>(f)] - 1);
+    }
     const double msg =
         r.face_area[static_cast<std::size_t>(f)] * height(r, s) * static_cast<double>(elem_);
     x.bytes = msg * static_cast<double>(n);

@@ -6,6 +6,7 @@
 #include <tilepipe/sim/simulate.hpp>
 
 #include "rank_shape.hpp"
+#include "step_table.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -68,12 +69,13 @@ struct Arrival {
 /// One rank's fixed geometry and its state in the simulation.
 struct Rank {
   const RankShape* shape = nullptr;
-  std::int64_t steps = 0;         ///< S_r
-  std::vector<bool> sends;        ///< per factor: has a successor rank it sends faces to
-  std::vector<bool> receives;     ///< per factor: has a predecessor rank
-  std::vector<double> face_area;  ///< per factor: points of a face per unit of tile height
-  double area = 1;                ///< points of its largest tile per unit of tile height
-  double scale = 1;               ///< compute_scale of a per-node override
+  const StepTable* table = nullptr;  ///< tabulated steps (cyclic plans), else the closed form
+  std::int64_t steps = 0;            ///< S_r
+  std::vector<bool> sends;           ///< per factor: has a successor rank it sends faces to
+  std::vector<bool> receives;        ///< per factor: has a predecessor rank
+  std::vector<double> face_area;     ///< per factor: points of a face per unit of tile height
+  double area = 1;                   ///< points of its largest tile per unit of tile height
+  double scale = 1;                  ///< compute_scale of a per-node override
   // State.
   enum class Phase { ready, inputs, sends, done } phase = Phase::ready;
   std::int64_t step = 0;     ///< current step (-1: the comm thread's prefetch; steps: the end)
@@ -178,6 +180,7 @@ class Simulator {
   std::int64_t elem_ = 8;
   double ct_share_ = 0;  ///< comm thread: its share of a full tile's work per step
   std::map<std::vector<std::int64_t>, RankShape> shapes_;
+  std::vector<StepTable> tables_;  ///< per rank, when its steps are tabulated
   std::vector<Rank> ranks_;
   std::vector<Batch> batches_;
   std::vector<std::int64_t> free_batches_;

@@ -45,6 +45,19 @@ Status Simulator::set_up() {
   }
 
   const std::int64_t nodes = plan_.nodes();
+  // The block mapping's ranks in closed form; the block-cyclic mapping's (ADR 0018) tabulated
+  // from their rows of tiles.
+  if (plan_.is_cyclic() || options_.enumerate_rows) {
+    std::vector<bool> faces(static_cast<std::size_t>(factors_));
+    for (int f = 0; f < factors_; ++f)
+      faces[static_cast<std::size_t>(f)] = depth_[static_cast<std::size_t>(f)] > 0;
+    tables_.reserve(static_cast<std::size_t>(nodes));
+    for (std::int64_t r = 0; r < nodes; ++r) {
+      auto table = build_step_table(plan_, r, dim_of, faces);
+      if (!table) return Unexpected{table.error()};
+      tables_.push_back(std::move(*table));
+    }
+  }
   std::vector<double> scale(static_cast<std::size_t>(nodes), 1.0);
   for (const auto& o : machine_.network.nodes) {
     if (o.node >= nodes) {
@@ -89,6 +102,19 @@ Status Simulator::set_up() {
     if (it == shapes_.end()) it = shapes_.emplace(rows, RankShape(rows)).first;
     rank.shape = &it->second;
     rank.steps = idle ? 0 : vertical_ ? z_ : z_ + rank.shape->depth();
+    if (!tables_.empty()) {
+      const StepTable& table = tables_[static_cast<std::size_t>(r)];
+      rank.table = &table;
+      rank.steps = table.steps;
+      for (int f = 0; f < factors_; ++f) {
+        const auto fu = static_cast<std::size_t>(f);
+        rank.sends[fu] = rank.receives[fu] = false;
+        for (const StepRun& run : table.runs) {
+          rank.sends[fu] = rank.sends[fu] || run.senders[fu] > 0;
+          rank.receives[fu] = rank.receives[fu] || run.receivers[fu] > 0;
+        }
+      }
+    }
     rank.area = 1;
     for (double x : width) rank.area *= x;
     rank.face_area.assign(static_cast<std::size_t>(factors_), 0);
@@ -166,6 +192,7 @@ void Simulator::set_up_network() {
 }
 
 double Simulator::height(const Rank& r, std::int64_t s) const {
+  if (r.table != nullptr) return r.table->run_of(s).full ? h_full_ : h_last_;
   if (vertical_) return s == z_ - 1 ? h_last_ : h_full_;
   // The largest active tile: any active tile short of the last one has the full height.
   const std::int64_t hi_o = std::min(r.shape->depth(), s);
@@ -180,6 +207,7 @@ double Simulator::compute_time(const Rank& r, std::int64_t s) const {
 
 std::int64_t Simulator::senders(const Rank& r, int f, std::int64_t s) const {
   if (!r.sends[static_cast<std::size_t>(f)] || s < 0 || s >= r.steps) return 0;
+  if (r.table != nullptr) return r.table->run_of(s).senders[static_cast<std::size_t>(f)];
   if (vertical_) return r.shape->others(f);
   const std::int64_t c = m_[static_cast<std::size_t>(f)] - 1;  // the last row along f
   return r.shape->others_with_offset(f, s - z_ + 1 - c, s - c);
@@ -187,6 +215,7 @@ std::int64_t Simulator::senders(const Rank& r, int f, std::int64_t s) const {
 
 std::int64_t Simulator::receivers(const Rank& r, int f, std::int64_t s) const {
   if (!r.receives[static_cast<std::size_t>(f)] || s < 0 || s >= r.steps) return 0;
+  if (r.table != nullptr) return r.table->run_of(s).receivers[static_cast<std::size_t>(f)];
   if (vertical_) return r.shape->others(f);
   return r.shape->others_with_offset(f, s - z_ + 1, s);  // the first row along f
 }
