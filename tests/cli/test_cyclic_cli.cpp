@@ -123,6 +123,36 @@ TEST(CyclicCli, simulate_runs_the_cyclic_schedule_with_the_wrap) {
   EXPECT_GT(j["simulated_s"].get<double>(), 0);
 }
 
+TEST(CyclicCli, auto_chooses_the_factor_with_the_model_and_reports_it) {
+  // 8192 x 1024 mapped along 1024 on 16 nodes, tile 128: 8 tiles per row against a fill of 30
+  // steps; the model's choice is the JSON's cyclic field and the factors of the reason.
+  const std::string machine =
+      std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json";
+  const std::vector<std::string> args = {"--kernel",  "wave2d",    "--size", "8192x1024", "--tile",
+                                         "128",       "--map-dim", "2",      "--nodes",   "16",
+                                         "--machine", machine,     "--json"};
+  std::vector<std::string> autos = {"plan", "--cyclic", "auto"};
+  autos.insert(autos.end(), args.begin(), args.end());
+  auto r = tilepipe(autos);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto chosen = j["cyclic"].get<std::vector<int>>();
+  ASSERT_EQ(chosen.size(), 1u);
+  EXPECT_NE(j["reason"].get<std::string>().find("with cyclic factors " + std::to_string(chosen[0])),
+            std::string::npos)
+      << j["reason"];
+  // No factor 1..8 is predicted faster than the one chosen.
+  for (int c = 1; c <= 8; ++c) {
+    std::vector<std::string> given = {"plan", "--cyclic", std::to_string(c)};
+    given.insert(given.end(), args.begin(), args.end());
+    auto g = tilepipe(given);
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    EXPECT_GE(nlohmann::json::parse(g.out)["predicted_s"].get<double>(),
+              j["predicted_s"].get<double>())
+        << c;
+  }
+}
+
 TEST(CyclicCli, bad_factors_are_one_line_and_exit_2) {
   const std::vector<std::string> base = {"--kernel", "wave2d", "--size",  "4x64",
                                          "--tile",   "8",      "--nodes", "2"};
@@ -148,8 +178,9 @@ TEST(CyclicCli, bad_factors_are_one_line_and_exit_2) {
        "(1 for a 2-dimensional space)\n"},
       {{"plan"},
        {"--cyclic", "auto"},
-       "tilepipe: error: --cyclic auto is not implemented yet (the cost model does not rank "
-       "cyclic factors); give a factor such as 2\n"},
+       "tilepipe: error: --cyclic auto needs --machine FILE: the cost model chooses it from the "
+       "machine's parameters (write a machine file with `tilepipe calibrate`)\n"},
+      {{"plan"}, {"--cyclic", "3x0"}, "tilepipe: error: --cyclic dimension 2: 0 must be >= 1\n"},
   };
   for (const auto& b : cases) {
     auto r = with(b.cmd, b.extra);
