@@ -41,9 +41,11 @@ void PlanOptions::add_to(CLI::App& app, bool executes) {
   app.add_option("--nodes", nodes, "number of nodes (ranks)");
   app.add_option("--cpus", cpus, "CPUs (threads) per node");
   app.add_option("--mesh", mesh, "node mesh, one factor per non-mapping dimension, e.g. 3x3");
-  app.add_option("--cyclic", cyclic,
-                 "block-cyclic factor: rows of tiles per CPU along every non-mapping dimension "
-                 "(K), or one per non-mapping dimension (2x3); default 1 (block mapping)");
+  app.add_option(
+      "--cyclic", cyclic,
+      "block-cyclic factor: rows of tiles per CPU along every non-mapping dimension "
+      "(K), one per non-mapping dimension (2x3), or auto (chosen by the cost model; needs "
+      "--machine); default 1 (block mapping)");
   app.add_option("--map-dim", map_dim, "mapping dimension: auto or 1..n");
   app.add_option("--schedule", schedule, "blocking|overlap|auto (auto needs --machine)");
   app.add_option("--grouping", grouping, "hyperplane|vertical|auto (auto needs --machine)");
@@ -295,11 +297,9 @@ Expected<plan::PlanRequest> PlanOptions::parse(model::ChoiceRequest* autos) cons
     req.mesh = *me;
   }
   if (cyclic == "auto") {
-    return fail(Errc::invalid_argument,
-                "--cyclic auto is not implemented yet (the cost model does not rank cyclic "
-                "factors); give a factor such as 2");
-  }
-  {
+    if (!autos) return needs_machine("--cyclic");
+    autos->auto_cyclic = true;
+  } else {
     auto c = parse_extents(cyclic, "--cyclic");
     if (!c) return Unexpected{c.error()};
     req.cyclic = *c;

@@ -348,8 +348,8 @@ Expected<std::optional<model::Machine>> model_machine(RunFlags& f, bool schedule
                                                       const comm::Config& config) {
   const std::string transport = config.transport == comm::TransportKind::mpi ? "mpi" : "shm";
   const bool tile_open = f.plan.tile.empty() && f.plan.tiling_matrix.empty();
-  const bool any_auto =
-      f.plan.tile == "auto" || f.plan.schedule == "auto" || f.plan.grouping == "auto";
+  const bool any_auto = f.plan.tile == "auto" || f.plan.schedule == "auto" ||
+                        f.plan.grouping == "auto" || f.plan.cyclic == "auto";
   std::optional<model::Machine> machine;
   model::MachineCheck check{model::this_host(), transport, std::nullopt};
   check.emulated_link = comm::to_string(config.link);
@@ -378,7 +378,8 @@ Expected<std::optional<model::Machine>> model_machine(RunFlags& f, bool schedule
     if (any_auto) {
       const char* flag = f.plan.tile == "auto"       ? "--tile"
                          : f.plan.schedule == "auto" ? "--schedule"
-                                                     : "--grouping";
+                         : f.plan.grouping == "auto" ? "--grouping"
+                                                     : "--cyclic";
       return fail(Errc::invalid_argument,
                   std::string(flag) +
                       " auto needs --machine FILE or a machine file at the default path "
@@ -488,6 +489,7 @@ int run_run(int argc, char** argv) {
   o.mesh = base.mesh;
   o.map_dim = base.map_dim;
   o.cyclic = base.cyclic;
+  o.auto_cyclic = request->auto_cyclic;
   if (!request->auto_tile && base.tile_kind == plan::TileSpecKind::extents) {
     o.tile_extents = base.tile_extents;
   } else if (!request->auto_tile) {

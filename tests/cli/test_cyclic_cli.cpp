@@ -104,6 +104,55 @@ TEST(CyclicCli, the_wrap_from_the_last_rank_to_the_first_is_a_message) {
       << p.out;
 }
 
+TEST(CyclicCli, simulate_runs_the_cyclic_schedule_with_the_wrap) {
+  // 4 rows of 8 tiles on 2 ranks, 2 cycles: rank 0 sends both its rows' faces (16), rank 1 its
+  // first row's over the wrap to rank 0 (8); every rank runs its 16 tiles in 16 steps.
+  auto r = tilepipe(
+      {"simulate", "--kernel", "wave2d", "--size", "16x64", "--tile", "8", "--nodes", "2",
+       "--cyclic", "2", "--json", "--machine",
+       std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cyclic"], nlohmann::json::array({2}));
+  EXPECT_EQ(j["steps"], 18);
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  EXPECT_EQ(j["ranks"][0]["messages_sent"], 16);
+  EXPECT_EQ(j["ranks"][1]["messages_sent"], 8);
+  EXPECT_EQ(j["ranks"][0]["steps"], 16);
+  EXPECT_EQ(j["ranks"][1]["steps"], 16);
+  EXPECT_GT(j["simulated_s"].get<double>(), 0);
+}
+
+TEST(CyclicCli, auto_chooses_the_factor_with_the_model_and_reports_it) {
+  // 8192 x 1024 mapped along 1024 on 16 nodes, tile 128: 8 tiles per row against a fill of 30
+  // steps; the model's choice is the JSON's cyclic field and the factors of the reason.
+  const std::string machine =
+      std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json";
+  const std::vector<std::string> args = {"--kernel",  "wave2d",    "--size", "8192x1024", "--tile",
+                                         "128",       "--map-dim", "2",      "--nodes",   "16",
+                                         "--machine", machine,     "--json"};
+  std::vector<std::string> autos = {"plan", "--cyclic", "auto"};
+  autos.insert(autos.end(), args.begin(), args.end());
+  auto r = tilepipe(autos);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto chosen = j["cyclic"].get<std::vector<int>>();
+  ASSERT_EQ(chosen.size(), 1u);
+  EXPECT_NE(j["reason"].get<std::string>().find("with cyclic factors " + std::to_string(chosen[0])),
+            std::string::npos)
+      << j["reason"];
+  // No factor 1..8 is predicted faster than the one chosen.
+  for (int c = 1; c <= 8; ++c) {
+    std::vector<std::string> given = {"plan", "--cyclic", std::to_string(c)};
+    given.insert(given.end(), args.begin(), args.end());
+    auto g = tilepipe(given);
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    EXPECT_GE(nlohmann::json::parse(g.out)["predicted_s"].get<double>(),
+              j["predicted_s"].get<double>())
+        << c;
+  }
+}
+
 TEST(CyclicCli, bad_factors_are_one_line_and_exit_2) {
   const std::vector<std::string> base = {"--kernel", "wave2d", "--size",  "4x64",
                                          "--tile",   "8",      "--nodes", "2"};
@@ -129,22 +178,15 @@ TEST(CyclicCli, bad_factors_are_one_line_and_exit_2) {
        "(1 for a 2-dimensional space)\n"},
       {{"plan"},
        {"--cyclic", "auto"},
-       "tilepipe: error: --cyclic auto is not implemented yet (the cost model does not rank "
-       "cyclic factors); give a factor such as 2\n"},
+       "tilepipe: error: --cyclic auto needs --machine FILE: the cost model chooses it from the "
+       "machine's parameters (write a machine file with `tilepipe calibrate`)\n"},
+      {{"plan"}, {"--cyclic", "3x0"}, "tilepipe: error: --cyclic dimension 2: 0 must be >= 1\n"},
   };
   for (const auto& b : cases) {
     auto r = with(b.cmd, b.extra);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.err, b.line);
   }
-  auto sim = tilepipe(
-      {"simulate", "--kernel", "wave2d", "--size", "16x64", "--tile", "8", "--nodes", "2",
-       "--cyclic", "2", "--machine",
-       std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json"});
-  EXPECT_EQ(sim.exit_code, 2) << sim.err;
-  EXPECT_EQ(sim.err,
-            "tilepipe: error: the simulator does not model the block-cyclic mapping yet (cyclic "
-            "factors 2); simulate a cyclic factor of 1\n");
   auto out = tilepipe({"run", "--kernel", "wave2d", "--size", "16x64", "--tile", "8", "--nodes",
                        "2", "--cyclic", "2", "--output", "/tmp/tp_cyclic_never.npy"});
   EXPECT_EQ(out.exit_code, 2) << out.err;

@@ -123,25 +123,59 @@ std::pair<std::optional<Evaluated>, std::optional<Evaluated>> search_scheme(plan
   return {std::move(best), std::move(second)};
 }
 
+std::string factors_text(const plan::Index& c) {
+  std::string s;
+  for (auto x : c) s += (s.empty() ? "" : "x") + std::to_string(x);
+  return s;
+}
+
 /// Why the model chose `best`: the scheme, the height, the plans compared, the runner-up.
 std::string choice_reason(const Evaluated& best, const std::optional<Evaluated>& runner_up,
-                          bool auto_tile, std::int64_t evaluated, std::size_t schemes) {
+                          bool auto_tile, bool auto_cyclic, std::int64_t evaluated,
+                          std::size_t schemes) {
   const auto& bp = best.prediction;
   std::string what = scheme_name(bp.schedule, bp.grouping, bp.comm_thread);
   if (auto_tile) what += " at tile height " + std::to_string(best.request.tile_height);
+  if (auto_cyclic) what += " with cyclic factors " + factors_text(best.request.cyclic);
   std::string reason = what + " minimizes the predicted time (" + seconds_text(bp.total) +
                        ") over " + std::to_string(evaluated) + " plans";
-  if (schemes > 1) reason += " of " + std::to_string(schemes) + " schemes";
+  if (schemes > 1) {
+    reason += " of " + std::to_string(schemes) +
+              (auto_cyclic ? " schemes and cyclic factors" : " schemes");
+  }
   if (runner_up) {
     const auto& rp = runner_up->prediction;
     reason += "; runner-up " + scheme_name(rp.schedule, rp.grouping, rp.comm_thread);
     if (auto_tile) reason += " at height " + std::to_string(runner_up->request.tile_height);
+    if (auto_cyclic) reason += " with cyclic factors " + factors_text(runner_up->request.cyclic);
     reason += ": " + seconds_text(rp.total) + " (" + percent_text(rp.total / bp.total - 1.0) + ")";
   }
   return reason;
 }
 
 }  // namespace
+
+std::vector<plan::Index> cyclic_candidates(int dims) {
+  std::vector<plan::Index> out;
+  if (dims < 2) return out;
+  const auto k = static_cast<std::size_t>(dims - 1);
+  std::int64_t top = 1;
+  const auto fits = [&](std::int64_t c) {
+    std::int64_t product = 1;
+    for (std::size_t f = 0; f < k; ++f) product *= c;
+    return product <= max_cyclic_candidates;
+  };
+  while (top < max_cyclic_candidate_factor && fits(top + 1)) ++top;
+  plan::Index c(k, 1);
+  for (;;) {
+    out.push_back(c);
+    std::size_t f = k;
+    while (f > 0 && c[f - 1] == top) c[--f] = 1;
+    if (f == 0) break;
+    ++c[f - 1];
+  }
+  return out;
+}
 
 std::vector<std::int64_t> candidate_heights(std::int64_t extent, std::int64_t min_height) {
   TP_EXPECTS(extent >= 1);
@@ -152,7 +186,8 @@ std::vector<std::int64_t> candidate_heights(std::int64_t extent, std::int64_t mi
 Expected<Choice> choose(const ChoiceRequest& request, const Machine& machine) {
   const plan::PlanRequest& base = request.base;
   Choice choice;
-  if (!request.auto_tile && !request.auto_schedule && !request.auto_grouping) {
+  if (!request.auto_tile && !request.auto_schedule && !request.auto_grouping &&
+      !request.auto_cyclic) {
     auto plan = plan::Plan::make(base);
     if (!plan) return Unexpected{plan.error()};
     auto p = predict(*plan, machine, request.options);
@@ -236,21 +271,28 @@ Expected<Choice> choose(const ChoiceRequest& request, const Machine& machine) {
     return Evaluated{std::move(r), *p};
   };
 
-  for (auto schedule : schedules) {
-    for (auto grouping : groupings) {
-      req.schedule = schedule;
-      req.grouping = grouping;
-      auto [scheme_best, scheme_second] =
-          search_scheme(req, request.auto_tile, extent, min_height, evaluate);
-      if (!scheme_best) continue;
-      ++schemes;
-      if (!best || scheme_best->prediction.total < best->prediction.total) {
-        if (best) runner_up = std::move(best);
-        best = std::move(scheme_best);
-      } else if (!runner_up || scheme_best->prediction.total < runner_up->prediction.total) {
-        runner_up = std::move(scheme_best);
+  std::vector<plan::Index> factors{base.cyclic};
+  if (request.auto_cyclic) factors = cyclic_candidates(static_cast<int>(base.size.size()));
+  if (factors.empty()) factors.push_back({});
+  const std::size_t variants = schedules.size() * groupings.size() * factors.size();
+  for (const auto& cyclic : factors) {
+    req.cyclic = cyclic;
+    for (auto schedule : schedules) {
+      for (auto grouping : groupings) {
+        req.schedule = schedule;
+        req.grouping = grouping;
+        auto [scheme_best, scheme_second] =
+            search_scheme(req, request.auto_tile, extent, min_height, evaluate);
+        if (!scheme_best) continue;
+        ++schemes;
+        if (!best || scheme_best->prediction.total < best->prediction.total) {
+          if (best) runner_up = std::move(best);
+          best = std::move(scheme_best);
+        } else if (!runner_up || scheme_best->prediction.total < runner_up->prediction.total) {
+          runner_up = std::move(scheme_best);
+        }
+        if (variants == 1) runner_up = std::move(scheme_second);
       }
-      if (schedules.size() * groupings.size() == 1) runner_up = std::move(scheme_second);
     }
   }
   if (!best) {
@@ -262,7 +304,8 @@ Expected<Choice> choose(const ChoiceRequest& request, const Machine& machine) {
   choice.prediction = best->prediction;
   choice.chosen_by_model = true;
   choice.evaluated = evaluated;
-  choice.reason = choice_reason(*best, runner_up, request.auto_tile, evaluated, schemes);
+  choice.reason =
+      choice_reason(*best, runner_up, request.auto_tile, request.auto_cyclic, evaluated, schemes);
   return choice;
 }
 

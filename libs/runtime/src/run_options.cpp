@@ -56,12 +56,18 @@ Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMat
     request.tile_height = std::max<std::int64_t>(2, (longest + 63) / 64);
   }
   const bool shrink_cpus = o.cpus <= 0;  // the default CPU count may not fit small extents
+  if (o.auto_cyclic && !o.machine) {
+    return fail(Errc::invalid_argument,
+                "an automatic block-cyclic factor needs a machine description: the cost model "
+                "chooses it");
+  }
   if (o.machine) {
     model::ChoiceRequest creq;
     creq.base = request;
     creq.auto_tile = !o.tile_extents && !o.tile_height;
     creq.auto_schedule = !o.schedule;
     creq.auto_grouping = !o.grouping;
+    creq.auto_cyclic = o.auto_cyclic;
     if (creq.auto_tile) creq.base.tile_height = 1;
     creq.options.kernel = o.kernel_name;
     creq.options.comm_thread = o.comm_thread;

@@ -265,3 +265,59 @@ TEST(Choose, heights_respect_the_dependence_length) {
 }
 
 }  // namespace
+
+namespace choose_cyclic {
+
+TEST(CyclicCandidates, are_every_factor_vector_up_to_the_cap) {
+  EXPECT_TRUE(tp::model::cyclic_candidates(1).empty());
+  const auto two = tp::model::cyclic_candidates(2);
+  ASSERT_EQ(two.size(), 8u);
+  EXPECT_EQ(two.front(), (tp::plan::Index{1}));
+  EXPECT_EQ(two.back(), (tp::plan::Index{8}));
+  const auto three = tp::model::cyclic_candidates(3);
+  ASSERT_EQ(three.size(), 64u);
+  EXPECT_EQ(three[1], (tp::plan::Index{1, 2}));
+  EXPECT_EQ(three.back(), (tp::plan::Index{8, 8}));
+  EXPECT_EQ(tp::model::cyclic_candidates(4).size(), 64u);  // 4 x 4 x 4
+  EXPECT_EQ(tp::model::cyclic_candidates(5).size(), 16u);  // 2^4 (3^4 > 64)
+}
+
+/// The smallest prediction over every candidate the planner accepts (ties: the first).
+std::pair<double, tp::plan::Index> brute_force_cyclic(PlanRequest r, const Machine& m) {
+  std::pair<double, tp::plan::Index> best{1e300, {}};
+  for (const auto& c : tp::model::cyclic_candidates(static_cast<int>(r.size.size()))) {
+    r.cyclic = c;
+    auto plan = Plan::make(r);
+    if (!plan) continue;
+    auto p = tp::model::predict(*plan, m, {});
+    if (p && p->total.count() < best.first) best = {p->total.count(), c};
+  }
+  return best;
+}
+
+TEST(Choose, cyclic_factors_are_the_best_candidate_of_the_model) {
+  // Short rows on many nodes (8192 x 1024 mapped along 1024 on 16 nodes, tile 128: X = 8
+  // against a fill of 2 (16 - 1) steps): thinner rows in cycles shorten the fill's steps.
+  PlanRequest wide = request({8192, 1024}, 16, 1);
+  wide.map_dim = 2;
+  wide.tile_height = 128;
+  // A 3-D space on 4 nodes: one factor per non-mapping dimension.
+  PlanRequest cube = request({24, 20, 64}, 4, 1);
+  cube.tile_height = 8;
+  const Machine sci = seed_machine(49.2, 75.2);
+  for (const auto& base : {wide, cube}) {
+    ChoiceRequest cr;
+    cr.base = base;
+    cr.auto_cyclic = true;
+    auto choice = choose(cr, sci);
+    ASSERT_TRUE(choice) << choice.error().message;
+    const auto [time, factors] = brute_force_cyclic(base, sci);
+    EXPECT_EQ(choice->request.cyclic, factors);
+    EXPECT_DOUBLE_EQ(choice->prediction.total.count(), time);
+    EXPECT_NE(choice->reason.find("with cyclic factors"), std::string::npos) << choice->reason;
+  }
+  // The wide case pays for cycles in the model.
+  EXPECT_GT(brute_force_cyclic(wide, sci).second[0], 1);
+}
+
+}  // namespace choose_cyclic

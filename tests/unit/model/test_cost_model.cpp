@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../plan_request.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -42,15 +44,7 @@ Machine sci(double t_start_us, double t_sync_us) {
 
 Plan make_plan(Index size, std::int64_t z, std::int64_t nodes, std::int64_t cpus,
                ScheduleKind s = ScheduleKind::overlap, GroupingKind g = GroupingKind::hyperplane) {
-  PlanRequest r;
-  r.size = std::move(size);
-  r.deps = DependenceMatrix::unit(static_cast<int>(r.size.size()));
-  r.tile_height = z;
-  r.nodes = nodes;
-  r.cpus = cpus;
-  r.schedule = s;
-  r.grouping = g;
-  auto p = Plan::make(r);
+  auto p = Plan::make(tp::test::height_request(std::move(size), z, nodes, cpus, s, g));
   EXPECT_TRUE(p) << p.error().message;
   return *p;
 }
@@ -414,3 +408,41 @@ TEST(CostModelWorkload, sor_runs_in_the_skewed_box_with_halo_faces) {
 }
 
 }  // namespace
+
+namespace cost_model_cyclic {
+
+/// A 2-D plan of `cyclic` cycles on 2 nodes x 1 CPU, mapped along the 64-point dimension.
+Plan cyclic_plan(Index size, std::int64_t cyclic) {
+  auto p = Plan::make(tp::test::height_request(std::move(size), 8, 2, 1, ScheduleKind::overlap,
+                                               GroupingKind::hyperplane, {cyclic}, 2));
+  EXPECT_TRUE(p) << p.error().message;
+  return *p;
+}
+
+TEST(CostModelCyclic, every_cycles_fill_and_the_wrap_are_steps_charged_as_an_interior_nodes) {
+  // ADR 0018's example: 16x64, tile 8, 2 nodes, c = 2: 4 rows of 4 x 8 tiles, X = 8 along the
+  // mapping dimension, f(x) = 2 x, L = max(f(2), X) = 8; steps (c - 1) L + f(1) + X = 18. Node 1
+  // sends its first cycle's faces over the wrap to node 0 every step, as node 0 sends to node 1:
+  // one message of a face 8 points high (4-byte elements) per step and node.
+  const Machine m = sci(10, 20);
+  const Plan two = cyclic_plan({16, 64}, 2);
+  ASSERT_EQ(two.steps(), 18);
+  auto p = predict(two, m, {});
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->step.messages, 1);
+  EXPECT_EQ(p->step.face_bytes, 8 * 4);
+  const double step = 10 * us + std::max(4 * 8 * 39.6 * ns, 8 * 4 / 84.12e6) + 20 * us;
+  EXPECT_NEAR(p->total.count(), 18 * step, 1e-15);
+  // The block mapping: 10 steps of 8 x 8 tiles.
+  const Plan one = cyclic_plan({16, 64}, 1);
+  ASSERT_EQ(one.steps(), 10);
+  EXPECT_NEAR(predict(one, m, {})->total.count(), 10 * (10 * us + 8 * 8 * 39.6 * ns + 20 * us),
+              1e-15);
+  // Short rows (16x16: X = 2 < f(2) = 4): the second cycle waits for the wrap, L = 4; steps
+  // L + f(1) + X = 8, each charged in full.
+  const Plan fill = cyclic_plan({16, 16}, 2);
+  ASSERT_EQ(fill.steps(), 8);
+  EXPECT_NEAR(predict(fill, m, {})->total.count(), 8 * step, 1e-15);
+}
+
+}  // namespace cost_model_cyclic

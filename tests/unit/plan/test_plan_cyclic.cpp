@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../plan_request.hpp"
+
 #include <map>
 #include <set>
 
@@ -17,21 +19,7 @@ using tp::plan::Plan;
 using tp::plan::PlanRequest;
 using tp::plan::ScheduleKind;
 using tp::plan::TileSpecKind;
-
-PlanRequest request(Index size, std::int64_t height, std::int64_t nodes, std::int64_t cpus,
-                    Index cyclic, ScheduleKind s, GroupingKind g) {
-  PlanRequest r;
-  r.size = std::move(size);
-  r.deps = DependenceMatrix::unit(static_cast<int>(r.size.size()));
-  r.tile_kind = TileSpecKind::height;
-  r.tile_height = height;
-  r.nodes = nodes;
-  r.cpus = cpus;
-  r.cyclic = std::move(cyclic);
-  r.schedule = s;
-  r.grouping = g;
-  return r;
-}
+using tp::test::height_request;
 
 // Checks the schedule of `plan` tile by tile.
 void check_schedule(const Plan& plan) {
@@ -87,11 +75,12 @@ TEST(PlanCyclic, schedules_are_legal_and_conflict_free) {
       for (std::int64_t c = 1; c <= 3; ++c) {
         for (std::int64_t p = 1; p <= 3; ++p) {
           for (std::int64_t m = 1; m <= 2; ++m) {
-            auto two = Plan::make(request({40, 48}, 6, p, m, {c}, s, g));
+            auto two = Plan::make(height_request({40, 48}, 6, p, m, s, g, {c}));
             ASSERT_TRUE(two) << two.error().message;
             EXPECT_EQ(two->cyclic(), (Index{c}));
             check_schedule(*two);
-            auto three = Plan::make(request({20, 14, 24}, 6, p, m, {c, c == 3 ? 1 : c}, s, g));
+            auto three =
+                Plan::make(height_request({20, 14, 24}, 6, p, m, s, g, {c, c == 3 ? 1 : c}));
             ASSERT_TRUE(three) << three.error().message;
             check_schedule(*three);
           }
@@ -105,30 +94,30 @@ TEST(PlanCyclic, the_steps_of_a_one_dimensional_mesh) {
   // 2 nodes x 1 CPU, rows 4 = 2 cycles of 2, 8 tiles along i; overlap + hyperplane with m = 1:
   // f(x) = 2x, so the wrap needs L >= f(2) = 4 and the CPU's row L >= 8: last tile at
   // f(1) + L + 7 = 2 + 8 + 7.
-  auto plan =
-      Plan::make(request({16, 64}, 8, 2, 1, {2}, ScheduleKind::overlap, GroupingKind::hyperplane));
+  auto plan = Plan::make(
+      height_request({16, 64}, 8, 2, 1, ScheduleKind::overlap, GroupingKind::hyperplane, {2}));
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->tile_space().counts(), (Index{4, 8}));
   EXPECT_EQ(plan->steps(), 18);
   EXPECT_EQ(plan->node_of({2, 0}), (Index{0}));
   EXPECT_EQ(plan->node_of({3, 0}), (Index{1}));
   // Short rows along i: the wrap gap decides (L = 4 > 2 tiles).
-  auto wide =
-      Plan::make(request({16, 16}, 8, 2, 1, {2}, ScheduleKind::overlap, GroupingKind::hyperplane));
+  auto wide = Plan::make(
+      height_request({16, 16}, 8, 2, 1, ScheduleKind::overlap, GroupingKind::hyperplane, {2}));
   ASSERT_TRUE(wide) << wide.error().message;
   EXPECT_EQ(wide->steps(), 2 + 4 + 2);
 }
 
 TEST(PlanCyclic, refuses_a_factor_the_rows_cannot_fill) {
-  auto plan =
-      Plan::make(request({4, 64}, 8, 2, 1, {3}, ScheduleKind::overlap, GroupingKind::hyperplane));
+  auto plan = Plan::make(
+      height_request({4, 64}, 8, 2, 1, ScheduleKind::overlap, GroupingKind::hyperplane, {3}));
   ASSERT_FALSE(plan);
   EXPECT_EQ(plan.error().option, "cyclic");
   EXPECT_EQ(plan.error().message,
             "factor 3 along dimension 1 is larger than the rows allow: 2 rows of tiles over 2 "
             "CPUs fill at most 1 cycles");
-  auto wrong = Plan::make(
-      request({8, 8, 64}, 8, 2, 1, {2, 2, 2}, ScheduleKind::overlap, GroupingKind::hyperplane));
+  auto wrong = Plan::make(height_request({8, 8, 64}, 8, 2, 1, ScheduleKind::overlap,
+                                         GroupingKind::hyperplane, {2, 2, 2}));
   ASSERT_FALSE(wrong);
   EXPECT_EQ(wrong.error().option, "cyclic");
 }

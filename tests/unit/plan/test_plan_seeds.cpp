@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../plan_request.hpp"
+
 namespace {
 
 using tp::plan::DependenceMatrix;
@@ -12,17 +14,7 @@ using tp::plan::Plan;
 using tp::plan::PlanRequest;
 using tp::plan::ScheduleKind;
 using tp::plan::TileSpecKind;
-
-PlanRequest height_request(Index size, std::int64_t height, std::int64_t nodes, std::int64_t cpus) {
-  PlanRequest r;
-  r.size = std::move(size);
-  r.deps = DependenceMatrix::unit(static_cast<int>(r.size.size()));
-  r.tile_kind = TileSpecKind::height;
-  r.tile_height = height;
-  r.nodes = nodes;
-  r.cpus = cpus;
-  return r;
-}
+using tp::test::height_request;
 
 TEST(PlanSeeds, seed_000_12x12x512k_on_9_nodes_has_520_steps) {
   auto plan = Plan::make(height_request({12, 12, 524288}, 1024, 9, 1));

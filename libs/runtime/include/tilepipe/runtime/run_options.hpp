@@ -28,6 +28,9 @@ struct RunOptions {
   std::optional<plan::Index> mesh;  ///< node mesh, one factor per non-mapping dimension
   int map_dim = 0;                  ///< 1-based mapping dimension, 0 = the planner's choice
   plan::Index cyclic;  ///< block-cyclic factors (plan::PlanRequest::cyclic); empty: block mapping
+  /// The cost model chooses the cyclic factors (model::ChoiceRequest::auto_cyclic; needs a
+  /// machine, else the run is refused); `cyclic` is ignored then.
+  bool auto_cyclic = false;
   /// Tile height along the mapping dimension, or extents (one per dimension); neither: the
   /// cost model's height with a machine, else about 64 tiles along the longest dimension.
   std::optional<std::int64_t> tile_height;

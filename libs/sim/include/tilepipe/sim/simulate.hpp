@@ -35,6 +35,9 @@ struct SimOptions {
   /// Keep each rank's schedule as spans (SimResult::spans), for plans of at most
   /// max_span_rank_steps rank steps.
   bool spans = false;
+  /// Build every rank's steps by enumerating its rows of tiles, as for a block-cyclic plan (ADR
+  /// 0018), instead of the block mapping's closed form (for tests: both give the same result).
+  bool enumerate_rows = false;
 };
 
 /// What a rank's CPU does in a span (the busiest thread's view: the simulator does not tell the

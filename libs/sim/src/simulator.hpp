@@ -1,0 +1,203 @@
+// The simulator's state: ranks, batches of faces, network resources and events, and the class
+// that builds them from a plan (simulator_setup.cpp) and runs the event loop (simulator.cpp).
+// Semantics: docs/model.md, "Simulation".
+#pragma once
+
+#include <tilepipe/sim/simulate.hpp>
+
+#include "rank_shape.hpp"
+#include "step_table.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <queue>
+#include <vector>
+
+namespace tp::sim::detail {
+
+using plan::GroupingKind;
+using plan::ScheduleKind;
+
+constexpr double never = -std::numeric_limits<double>::infinity();
+
+/// The parts of a chain of dependences ending at some time (CriticalPath in doubles).
+struct Path {
+  double compute = 0;
+  double overhead = 0;
+  double network = 0;
+  std::int64_t messages = 0;
+  std::int64_t handover = -1;  ///< the last face handed from rank to rank on it (-1: none)
+};
+
+/// A face handed from one rank to the next on some chain: the critical path's links, kept while a
+/// live chain refers to them (Simulator::collect_handovers).
+struct Handover {
+  std::int64_t src = 0;
+  std::int64_t src_step = 0;  ///< the sender's step whose faces these are
+  std::int64_t dst = 0;
+  std::int64_t dst_step = 0;  ///< the receiver's step that needs them
+  double ready = 0;           ///< when they were ready to leave
+  double arrival = 0;
+  std::int64_t prev = -1;  ///< the sender's chain's previous hand-over (always < this one's index)
+};
+
+/// A time and the chain that led to it.
+struct Stamp {
+  double t = never;
+  Path path;
+};
+
+/// The later of two stamps (the first on ties).
+inline Stamp later(const Stamp& a, const Stamp& b) {
+  return b.t > a.t ? b : a;
+}
+
+inline Stamp plus_overhead(Stamp s, double dt) {
+  s.t += dt;
+  s.path.overhead += dt;
+  return s;
+}
+
+/// Faces that arrived for a step of the receiving rank.
+struct Arrival {
+  std::int64_t step = 0;
+  Stamp at;
+};
+
+/// One rank's fixed geometry and its state in the simulation.
+struct Rank {
+  const RankShape* shape = nullptr;
+  const StepTable* table = nullptr;  ///< tabulated steps (cyclic plans), else the closed form
+  std::int64_t steps = 0;            ///< S_r
+  std::vector<bool> sends;           ///< per factor: has a successor rank it sends faces to
+  std::vector<bool> receives;        ///< per factor: has a predecessor rank
+  std::vector<double> face_area;     ///< per factor: points of a face per unit of tile height
+  double area = 1;                   ///< points of its largest tile per unit of tile height
+  double scale = 1;                  ///< compute_scale of a per-node override
+  // State.
+  enum class Phase { ready, inputs, sends, done } phase = Phase::ready;
+  std::int64_t step = 0;     ///< current step (-1: the comm thread's prefetch; steps: the end)
+  Stamp begin;               ///< when the current step began
+  Stamp cpu;                 ///< blocking: the computation done; final: the CPU done
+  double send_cpu = 0;       ///< blocking: the CPU part of the step's sends (before t_sync)
+  std::int64_t pending = 0;  ///< own batches not yet arrived
+  Stamp last_arrival;        ///< of own batches since the last wait on them
+  std::vector<std::deque<Arrival>> inbox;  ///< per factor, in step order
+  RankResult result;
+  bool started = false;
+};
+
+/// A batch: the faces one rank sends in one step across one mesh dimension (one message per
+/// sending CPU), travelling together through the ports and links of the network.
+struct Batch {
+  std::int64_t src = 0;
+  std::int64_t dst = 0;
+  int f = 0;
+  std::int64_t send_step = 0;
+  std::int64_t recv_step = 0;
+  double bytes = 0;
+  double ready = 0;
+  Path path;             ///< the sender's chain at `ready`
+  int stage = 0;         ///< 0: the sender's port; 1: torus links; 2: the receiver's port
+  std::int64_t pos = 0;  ///< current torus node
+  double prev_end = 0;   ///< when the previous hop finished transmitting (cut-through)
+  bool live = false;     ///< in flight (false: in the free list)
+};
+
+/// A link or port: a FIFO server of bandwidth `bw`.
+struct Resource {
+  double free = 0;
+  double bw = 1;
+};
+
+struct Event {
+  double t;
+  std::uint64_t seq;
+  std::int64_t id;
+  bool hop;  ///< false: rank `id` begins its step; true: batch `id` reaches its next hop
+};
+struct Later {
+  bool operator()(const Event& a, const Event& b) const {
+    return a.t != b.t ? a.t > b.t : a.seq > b.seq;
+  }
+};
+
+class Simulator {
+ public:
+  Simulator(const plan::Plan& plan, const model::Machine& machine, const SimOptions& options,
+            const model::Prediction& prediction)
+      : plan_(plan), machine_(machine), options_(options), prediction_(prediction) {}
+
+  Expected<SimResult> run();
+
+ private:
+  Status set_up();
+  void set_up_network();
+  // Per-step geometry.
+  [[nodiscard]] double height(const Rank& r, std::int64_t s) const;
+  [[nodiscard]] double compute_time(const Rank& r, std::int64_t s) const;
+  [[nodiscard]] std::int64_t senders(const Rank& r, int f, std::int64_t s) const;
+  [[nodiscard]] std::int64_t receivers(const Rank& r, int f, std::int64_t s) const;
+  // Event handling.
+  void push(double t, std::int64_t id, bool hop);
+  /// Starts the sends of step s of rank `id` from `from`; returns the CPU time they take
+  /// (t_start per message or per queue, + t_sync when any).
+  double start_sends(std::int64_t id, std::int64_t s, const Stamp& from);
+  void begin_step(std::int64_t id);
+  void try_inputs(std::int64_t id);
+  void finish_step(std::int64_t id, const Stamp& inputs);
+  void resolve_sends(std::int64_t id);
+  void hop(std::int64_t b);
+  void deliver(std::int64_t b, double arrival);
+  void done(std::int64_t id, const Stamp& at);
+  /// Records a span of rank `id` when spans are kept and the span is not empty.
+  void span(std::int64_t id, std::int64_t step, SpanKind kind, double begin, double end);
+  /// Calls f(Path&) on every chain the simulation can still extend.
+  template <class F>
+  void for_each_live_path(F&& f);
+  /// Drops the hand-overs no live chain refers to (mark and compact; amortized O(1) each).
+  void collect_handovers();
+  [[nodiscard]] std::vector<PathSegment> segments_of(const Path& p, std::int64_t end_rank,
+                                                     double end) const;
+  [[nodiscard]] std::int64_t torus_next(std::int64_t pos, std::int64_t dst, int* link) const;
+
+  const plan::Plan& plan_;
+  const model::Machine& machine_;
+  const SimOptions& options_;
+  const model::Prediction& prediction_;
+
+  bool overlap_ = true;
+  bool vertical_ = false;
+  bool comm_thread_ = false;
+  int factors_ = 0;
+  std::int64_t z_ = 1;  ///< tiles along the mapping dimension
+  double h_full_ = 1, h_last_ = 1;
+  std::int64_t nsub_ = 1;
+  std::vector<std::int64_t> m_;      ///< CPU grid per factor
+  std::vector<std::int64_t> depth_;  ///< face depth per factor (0: no faces)
+  std::int64_t elem_ = 8;
+  double ct_share_ = 0;  ///< comm thread: its share of a full tile's work per step
+  std::map<std::vector<std::int64_t>, RankShape> shapes_;
+  std::vector<StepTable> tables_;  ///< per rank, when its steps are tabulated
+  std::vector<Rank> ranks_;
+  std::vector<Batch> batches_;
+  std::vector<std::int64_t> free_batches_;
+  std::vector<Handover> handovers_;
+  std::vector<std::vector<SimSpan>> spans_;  ///< per rank, when SimOptions::spans
+  std::size_t next_collect_ = std::size_t{1} << 16;
+  std::vector<Resource> res_;
+  bool torus_ = false;
+  std::vector<std::int64_t> torus_dims_;
+  std::vector<std::int64_t> torus_strides_;  ///< row-major: node = sum coordinate_d x stride_d
+  std::int64_t link_base_ = 0;
+  std::priority_queue<Event, std::vector<Event>, Later> queue_;
+  std::uint64_t seq_ = 0;
+  std::int64_t total_steps_ = 0;
+  std::int64_t steps_done_ = 0;
+  std::int64_t events_ = 0;
+  std::int64_t finished_ = 0;
+  double t_now_ = 0;  ///< the time of the event being handled
+};
+}  // namespace tp::sim::detail
