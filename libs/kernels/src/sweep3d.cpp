@@ -1,5 +1,6 @@
 // sweep3d: the tile function, the between-sweeps exchange and the plain loop (issue 13).
 #include <tilepipe/exec/box_exchange.hpp>
+#include <tilepipe/exec/pipeline.hpp>
 #include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/support/assert.hpp>
 #include <tilepipe/support/checked_math.hpp>
@@ -28,6 +29,8 @@ std::string real_text(double v) {
 }  // namespace
 
 static_assert(exec::ResidentKernel<Sweep3d>);
+// The executor calls both hooks (a signature that does not match would silently not be called).
+static_assert(exec::detail::StartHook<Sweep3d> && exec::detail::SweepHook<Sweep3d>);
 
 Sweep3dParams sweep3d_params_of(const exec::ParamValues& values) {
   Sweep3dParams p;
@@ -284,6 +287,21 @@ void for_each_reflected_row(const Box<3>& part, const Box<3>& home, const Point<
 }
 
 }  // namespace
+
+Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, const Box<3>& owned,
+                              comm::World& world) const {
+  State& st = *state_;
+  auto boxes = exec::all_boxes<3>(world, owned, exchange_tag);
+  if (!boxes) return Unexpected{boxes.error()};
+  st.boxes = std::move(*boxes);
+  st.mine = owned;
+  st.to.resize(st.boxes.size());
+  st.from.resize(st.boxes.size());
+  // Octant 0 starts every sum in the sweep (all its cells are at home where they are swept).
+  st.sum.resize(sz(owned.volume()));
+  st.fused = true;
+  return {};
+}
 
 Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab,
                             const Box<3>& owned, comm::World& world) const {

@@ -115,6 +115,10 @@ class Sweep3d {
   void compute_tile(const Box<3>& box, const exec::SlabView<Sweep3dCell, 3>& slab) const noexcept;
   [[nodiscard]] result_type tile_result(
       const Box<3>& box, const exec::SlabView<const Sweep3dCell, 3>& slab) const noexcept;
+  /// Before the first sweep (every rank, one thread): every rank's box, so that from the first
+  /// sweep on the sweep itself adds the p_o of the cells at home into their sums.
+  Status before_sweeps(const exec::SlabView<Sweep3dCell, 3>& slab, const Box<3>& owned,
+                       comm::World& world) const;
   /// Between sweeps (every rank, one thread): the finished octant's p_o to the cells' homes, and
   /// the sources of the next octant's cells from theirs.
   Status after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab, const Box<3>& owned,
@@ -125,7 +129,7 @@ class Sweep3d {
   // rank's "home" cells are its own points). Vectors over `mine`, row-major.
   struct State {
     int sweep = 0;              ///< the sweep running (set between sweeps)
-    std::vector<Box<3>> boxes;  ///< every rank's points (learned after the first sweep)
+    std::vector<Box<3>> boxes;  ///< every rank's points (learned before the first sweep)
     Box<3> mine;                ///< this rank's points
     std::vector<double> sum;    ///< phi of the home cells so far (all of it after an iteration)
     std::vector<double> prev;   ///< phi of the home cells in the previous iteration
@@ -133,8 +137,8 @@ class Sweep3d {
     /// swept (received from that home; the cells at home here take Q + C * prev in the sweep).
     std::vector<double> source;
     std::vector<std::vector<double>> to, from;  ///< the exchange's buffers, per rank
-    /// The sweeps add the p_o of the cells at home here into `sum` themselves (set by the first
-    /// after_sweep, once `mine` is known).
+    /// The sweeps add the p_o of the cells at home here into `sum` themselves (set once `mine`
+    /// is known: by before_sweeps, or by the first after_sweep where a runner has no such hook).
     bool fused = false;
   };
 
