@@ -186,7 +186,7 @@ void Sweep3d::compute_tile(const Box<3>& box,
   const bool first_iteration = st.sweep < 8;
   const int count = q_.count;
   const double w = q_.weight;
-  // The points whose cells are at home on this rank (known from the second sweep on): their p_o
+  // The points whose cells are at home on this rank (known from before_sweeps on): their p_o
   // is added into the home sums here, by the thread that computes them, rather than one thread
   // in after_sweep (one value per cell and octant, the octants in order, exactly as there), and
   // from the second iteration on their source Q + C * phi_prev is computed here from the previous
