@@ -200,4 +200,17 @@ TEST(Sweep3dDoor, the_doors_verification_is_refused) {
   EXPECT_NE(r.error().message.find("after_sweep"), std::string::npos) << r.error().message;
 }
 
+// Even one sweep: the reference would not call the kernel's before_sweeps hook either.
+TEST(Sweep3dDoor, the_doors_verification_of_one_sweep_is_refused) {
+  auto k = tp::kernels::Sweep3d::make({3, 3, 3}, {});
+  ASSERT_TRUE(k.has_value());
+  RunOptions o;
+  o.nodes = 1;
+  o.tile_extents = tp::plan::Index{2, 2, 2};
+  o.verify = true;
+  auto r = tp::runtime::run(*k, {3, 3, 3}, o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("before_sweeps"), std::string::npos) << r.error().message;
+}
+
 }  // namespace
