@@ -1,6 +1,6 @@
 // The plain sweep3d loop's time (tp::kernels::sweep3d_reference: every octant, direction and cell
 // in order, the arrays' allocation included), as JSON with the median, min and max of several runs
-// and the checksum of phi.
+// and the checksum of phi. An optional fifth argument is the scattering ratio C (default 0.0).
 #include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/kernels/wave.hpp>
 #include <tilepipe/support/parse.hpp>
@@ -13,7 +13,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: sweep3d_sequential IxJxK ANGLES ITERATIONS [repeats]\n");
+    std::fprintf(stderr, "usage: sweep3d_sequential IxJxK ANGLES ITERATIONS [repeats [C]]\n");
     return 2;
   }
   auto size = tp::parse_extents(argv[1], "size");
@@ -28,6 +28,14 @@ int main(int argc, char** argv) {
   tp::kernels::Sweep3dParams params;
   params.angles = *angles;
   params.iterations = *iterations;
+  if (argc > 5) {
+    char* end = nullptr;
+    params.c = std::strtod(argv[5], &end);
+    if (end == argv[5] || *end != '\0' || !(params.c >= 0.0)) {
+      std::fprintf(stderr, "sweep3d_sequential: error: bad C\n");
+      return 2;
+    }
+  }
   std::vector<double> times;
   std::uint64_t checksum = 0;
   for (int r = 0; r < repeats; ++r) {

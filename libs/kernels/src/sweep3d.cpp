@@ -1,5 +1,6 @@
 // sweep3d: the tile function, the between-sweeps exchange and the plain loop (issue 13).
 #include <tilepipe/exec/box_exchange.hpp>
+#include <tilepipe/exec/pipeline.hpp>
 #include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/support/assert.hpp>
 #include <tilepipe/support/checked_math.hpp>
@@ -28,6 +29,8 @@ std::string real_text(double v) {
 }  // namespace
 
 static_assert(exec::ResidentKernel<Sweep3d>);
+// The executor calls both hooks (a signature that does not match would silently not be called).
+static_assert(exec::detail::StartHook<Sweep3d> && exec::detail::SweepHook<Sweep3d>);
 
 Sweep3dParams sweep3d_params_of(const exec::ParamValues& values) {
   Sweep3dParams p;
@@ -183,20 +186,21 @@ void Sweep3d::compute_tile(const Box<3>& box,
   const bool first_iteration = st.sweep < 8;
   const int count = q_.count;
   const double w = q_.weight;
-  // The points whose cells are at home on this rank (known from the second sweep on): their p_o
+  // The points whose cells are at home on this rank (known from before_sweeps on): their p_o
   // is added into the home sums here, by the thread that computes them, rather than one thread
-  // in after_sweep (one value per cell and octant, the octants in order, exactly as there).
+  // in after_sweep (one value per cell and octant, the octants in order, exactly as there), and
+  // from the second iteration on their source Q + C * phi_prev is computed here from the previous
+  // iteration's phi at home (`prev`); only the other points' sources come through `source`.
   const int octant = st.sweep % 8;
   const Box<3> local = st.fused ? intersect(box, reflect(st.mine, octant)) : Box<3>{};
   const Index back = ((octant >> 2) & 1) != 0 ? -1 : 1;
+  // An iteration's first octant starts every home sum: all its cells are at home (no reflection).
+  const bool start_sums = octant == 0;
   double* sum = state_->sum.data();
-  exec::for_each_row(box, [&](const Point<3>& first) {
-    Sweep3dCell* row = slab.at(first);
-    const Sweep3dCell* up_i = row - si;
-    const Sweep3dCell* up_j = row - sj;
-    const double* source = first_iteration ? nullptr : st.source.data() + offset_in(st.mine, first);
-    for (Index k = 0; k < len; ++k) {
-      const double src = first_iteration ? first_source_ : source[k];
+  const auto sweep_cells = [&](Sweep3dCell* row, const Sweep3dCell* up_i, const Sweep3dCell* up_j,
+                               Index k0, Index k1, auto&& source_of) {
+    for (Index k = k0; k < k1; ++k) {
+      const double src = source_of(k);
       const Sweep3dCell& left = row[k - 1];
       Sweep3dCell& out = row[k];
       double p = 0.0;
@@ -213,15 +217,37 @@ void Sweep3d::compute_tile(const Box<3>& box,
       }
       out.value = p;
     }
-    if (local.empty() || first[0] < local.lo[0] || first[0] >= local.hi[0] ||
-        first[1] < local.lo[1] || first[1] >= local.hi[1]) {
-      return;
+  };
+  exec::for_each_row(box, [&](const Point<3>& first) {
+    Sweep3dCell* row = slab.at(first);
+    const Sweep3dCell* up_i = row - si;
+    const Sweep3dCell* up_j = row - sj;
+    // The row's points at home here: [a, b) (row offsets), their cells from `home` on.
+    Index a = len;
+    Index b = len;
+    Index home = 0;
+    if (!local.empty() && first[0] >= local.lo[0] && first[0] < local.hi[0] &&
+        first[1] >= local.lo[1] && first[1] < local.hi[1]) {
+      a = local.lo[2] - first[2];
+      b = local.hi[2] - first[2];
+      Point<3> x = first;
+      x[2] = local.lo[2];
+      home = offset_in(st.mine, reflect(x, octant));
     }
-    Point<3> x = first;
-    x[2] = local.lo[2];
-    double* at = sum + offset_in(st.mine, reflect(x, octant));
-    for (Index k = local.lo[2]; k < local.hi[2]; ++k, at += back) {
-      *at = *at + row[k - first[2]].value;
+    if (first_iteration) {
+      sweep_cells(row, up_i, up_j, 0, len, [&](Index) { return first_source_; });
+    } else {
+      const double* source = st.source.data() + offset_in(st.mine, first);
+      const auto received = [&](Index k) { return source[k]; };
+      const double* prev = st.prev.data();
+      sweep_cells(row, up_i, up_j, 0, a, received);
+      sweep_cells(row, up_i, up_j, a, b,
+                  [&](Index k) { return p_.source + p_.c * prev[home + (k - a) * back]; });
+      sweep_cells(row, up_i, up_j, b, len, received);
+    }
+    double* at = sum + home;
+    for (Index k = a; k < b; ++k, at += back) {
+      *at = (start_sums ? 0.0 : *at) + row[k].value;
     }
   });
 }
@@ -261,6 +287,21 @@ void for_each_reflected_row(const Box<3>& part, const Box<3>& home, const Point<
 }
 
 }  // namespace
+
+Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, const Box<3>& owned,
+                              comm::World& world) const {
+  State& st = *state_;
+  auto boxes = exec::all_boxes<3>(world, owned, exchange_tag);
+  if (!boxes) return Unexpected{boxes.error()};
+  st.boxes = std::move(*boxes);
+  st.mine = owned;
+  st.to.resize(st.boxes.size());
+  st.from.resize(st.boxes.size());
+  // Octant 0 starts every sum in the sweep (all its cells are at home where they are swept).
+  st.sum.resize(sz(owned.volume()));
+  st.fused = true;
+  return {};
+}
 
 Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab,
                             const Box<3>& owned, comm::World& world) const {
@@ -324,15 +365,14 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
   st.fused = true;
   const int next = done;
   if (next >= 8 * p_.iterations) return {};  // the final sweep writes the sums (phi)
-  if (octant == 7) {
-    st.home.resize(st.sum.size());
-    for (std::size_t c = 0; c < st.sum.size(); ++c) st.home[c] = p_.source + p_.c * st.sum[c];
-    std::fill(st.sum.begin(), st.sum.end(), 0.0);
+  if (octant == 7) {  // phi of the iteration becomes prev; the next octant 0 starts the sums
+    st.prev.swap(st.sum);
+    st.sum.resize(st.prev.size());
   }
   if (next < 8) return {};  // the first iteration's source is Q + C * 0.0 everywhere
-  // The sources of the next octant's cells from their homes: to rank r the home cells of mine
-  // that r's points sweep (mine ∩ R_o'(B_r)), row-major; r puts each at its point. This rank's
-  // own are copied straight.
+  // The sources of the next octant's cells from their homes: to rank r, Q + C * phi_prev of the
+  // home cells of mine that r's points sweep (mine ∩ R_o'(B_r)), row-major; r puts each at its
+  // point. This rank's own cells' sources are computed by the sweep from prev (compute_tile).
   const int o = next % 8;
   for (std::size_t r = 0; r < ranks; ++r) {
     to[r].clear();
@@ -341,19 +381,14 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
     const Box<3> part = intersect(mine, reflect(st.boxes[r], o));
     to[r].reserve(sz(part.volume()));
     exec::for_each_row(part, [&](const Point<3>& first) {
-      const double* row = st.home.data() + offset_in(mine, first);
-      to[r].insert(to[r].end(), row, row + part.extent(2));
+      const double* row = st.prev.data() + offset_in(mine, first);
+      for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(p_.source + p_.c * row[k]);
     });
     from[r].resize(sz(intersect(st.boxes[r], reflect(mine, o)).volume()));
   }
   TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
   st.source.resize(sz(mine.volume()));
   double* source = st.source.data();
-  for_each_reflected_row(intersect(mine, reflect(mine, o)), mine, n_, o,
-                         [&](const Point<3>& first, Index len, Index y, Index step) {
-                           const double* row = st.home.data() + offset_in(mine, first);
-                           for (Index k = 0; k < len; ++k, y += step) source[y] = row[k];
-                         });
   for (std::size_t r = 0; r < ranks; ++r) {
     if (r == me) continue;
     const double* in = from[r].data();

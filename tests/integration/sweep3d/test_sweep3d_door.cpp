@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -152,6 +153,39 @@ TEST(Sweep3dDoor, one_cell_s2_is_the_hand_computed_value) {
   std::filesystem::remove(path);
 }
 
+// From the second iteration on, the sweep computes the source of each cell at home on its rank
+// (Q + C * phi_prev) and takes the others' from their homes: ranks along k with uneven rows of
+// tiles give rows of points partly at home (2-3 points, reflected), partly not, in the octants
+// that reflect k.
+TEST(Sweep3dDoor, sources_at_home_and_received_on_meshes_across_k) {
+  Sweep3dParams p;
+  p.angles = 3;
+  p.iterations = 3;
+  p.c = 0.5;
+  p.sigma_t = 0.37;
+  p.source = 1.3;
+  struct Case {
+    tp::exec::Point<3> n;
+    int nodes, cpus;
+    tp::plan::Index tile;
+  };
+  const std::array<Case, 3> cases{
+      {{{5, 4, 7}, 2, 1, {2, 4, 5}}, {{5, 4, 7}, 2, 2, {2, 2, 5}}, {{4, 3, 8}, 3, 1, {2, 3, 3}}}};
+  for (const Case& c : cases) {
+    RunOptions o;
+    o.nodes = c.nodes;
+    o.cpus = c.cpus;
+    o.map_dim = 1;
+    o.mesh = tp::plan::Index{1, c.nodes};  // the ranks along k
+    o.tile_extents = c.tile;
+    o.comm.sync = tp::comm::SyncMode::block;
+    o.comm_thread = c.cpus == 2;  // the other pipeline calls the kernel's hooks too
+    check(c.n, p, o,
+          std::to_string(c.n[2]) + " along k on " + std::to_string(o.nodes) + "x" +
+              std::to_string(o.cpus));
+  }
+}
+
 // The door's own verification would run the kernel without its after_sweep hook: refused.
 TEST(Sweep3dDoor, the_doors_verification_is_refused) {
   auto k = tp::kernels::Sweep3d::make({3, 3, 3}, {});
@@ -164,6 +198,19 @@ TEST(Sweep3dDoor, the_doors_verification_is_refused) {
   auto r = tp::runtime::run(*k, {3, 3, 3}, o);
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("after_sweep"), std::string::npos) << r.error().message;
+}
+
+// Even one sweep: the reference would not call the kernel's before_sweeps hook either.
+TEST(Sweep3dDoor, the_doors_verification_of_one_sweep_is_refused) {
+  auto k = tp::kernels::Sweep3d::make({3, 3, 3}, {});
+  ASSERT_TRUE(k.has_value());
+  RunOptions o;
+  o.nodes = 1;
+  o.tile_extents = tp::plan::Index{2, 2, 2};
+  o.verify = true;
+  auto r = tp::runtime::run(*k, {3, 3, 3}, o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("before_sweeps"), std::string::npos) << r.error().message;
 }
 
 }  // namespace

@@ -95,6 +95,35 @@ concept SweepHook = requires(const K& k, int done,
   { k.after_sweep(done, slab, owned, world) } -> std::same_as<Status>;
 };
 
+/// A resident kernel that prepares its state before a run's first sweep: on every rank, once its
+/// slab is filled and before any tile runs, one thread calls before_sweeps(slab, owned, world)
+/// (`owned` as for SweepHook); it may communicate through `world`.
+template <class K>
+concept StartHook = requires(const K& k, const SlabView<typename K::value_type, K::dims>& slab,
+                             const Box<K::dims>& owned, comm::World& world) {
+  { k.before_sweeps(slab, owned, world) } -> std::same_as<Status>;
+};
+
+/// Before the first sweep: the kernel's before_sweeps, if it has one (no face is in flight yet).
+template <ResidentKernel K>
+Status first_sweep(const K& kernel, comm::World& world,
+                   ResidentFaces<typename K::value_type, K::dims>& faces,
+                   const RankLayout<K::dims>& layout) {
+  if constexpr (StartHook<K>) {
+    Status started;
+    try {
+      started = kernel.before_sweeps(faces.slab(), owned_box(layout), world);
+    } catch (const std::exception& e) {
+      return fail_at(world.rank(), Errc::internal,
+                     std::string("kernel failed before the first sweep: ") + e.what());
+    }
+    if (!started)
+      return Unexpected{started.error().rank >= 0 ? started.error()
+                                                  : started.error().on_rank(world.rank())};
+  }
+  return {};
+}
+
 /// Between two sweeps of a run: every rank has finished the last one (its faces arrived and
 /// left), the kernel's hook runs, the face stream starts over, every rank is ready.
 template <ResidentKernel K>
@@ -196,6 +225,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
     return measure_tile_seconds(kernel, layout.typical_tile);
   });
   report.subtiles = subtiles;
+  TP_TRY(detail::first_sweep(kernel, world, faces, layout));
   faces.post_all();
   TP_TRY(world.barrier());
 

@@ -211,6 +211,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   const RankLayout<D>& layout = *rank->layout;
   detail::ResidentFaces<T, D>& faces = *rank->faces;
   const SlabView<T, D> slab = faces.slab();
+  TP_TRY(detail::first_sweep(kernel, world, faces, layout));
   faces.post_all();
   TP_TRY(world.barrier());
 

@@ -106,7 +106,8 @@ class Sweep3d {
   /// The executor's sweeps: 8 per iteration and the final one.
   [[nodiscard]] int sweeps() const noexcept { return static_cast<int>(8 * p_.iterations + 1); }
   /// Bytes a run needs beyond the executor's slabs, over all its ranks: three doubles per cell
-  /// (the sums, the home sources, the sources swept) and the values in transit (one more).
+  /// (the sums, the previous iteration's phi, the sources received) and the values in transit
+  /// (one more).
   [[nodiscard]] double state_bytes() const noexcept;
 
   /// Vacuum: every flux 0.0.
@@ -114,6 +115,10 @@ class Sweep3d {
   void compute_tile(const Box<3>& box, const exec::SlabView<Sweep3dCell, 3>& slab) const noexcept;
   [[nodiscard]] result_type tile_result(
       const Box<3>& box, const exec::SlabView<const Sweep3dCell, 3>& slab) const noexcept;
+  /// Before the first sweep (every rank, one thread): every rank's box, so that from the first
+  /// sweep on the sweep itself adds the p_o of the cells at home into their sums.
+  Status before_sweeps(const exec::SlabView<Sweep3dCell, 3>& slab, const Box<3>& owned,
+                       comm::World& world) const;
   /// Between sweeps (every rank, one thread): the finished octant's p_o to the cells' homes, and
   /// the sources of the next octant's cells from theirs.
   Status after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab, const Box<3>& owned,
@@ -123,15 +128,17 @@ class Sweep3d {
   // A rank's part of the run, in executor coordinates (point x is cell x - 1 in octant 0: the
   // rank's "home" cells are its own points). Vectors over `mine`, row-major.
   struct State {
-    int sweep = 0;               ///< the sweep running (set between sweeps)
-    std::vector<Box<3>> boxes;   ///< every rank's points (learned after the first sweep)
-    Box<3> mine;                 ///< this rank's points
-    std::vector<double> sum;     ///< phi of the home cells so far (all of it after an iteration)
-    std::vector<double> home;    ///< the home cells' source of the next iteration
-    std::vector<double> source;  ///< per point, the source of its cell in the octant swept
+    int sweep = 0;              ///< the sweep running (set between sweeps)
+    std::vector<Box<3>> boxes;  ///< every rank's points (learned before the first sweep)
+    Box<3> mine;                ///< this rank's points
+    std::vector<double> sum;    ///< phi of the home cells so far (all of it after an iteration)
+    std::vector<double> prev;   ///< phi of the home cells in the previous iteration
+    /// Per point whose cell is at home on another rank, the source of its cell in the octant
+    /// swept (received from that home; the cells at home here take Q + C * prev in the sweep).
+    std::vector<double> source;
     std::vector<std::vector<double>> to, from;  ///< the exchange's buffers, per rank
-    /// The sweeps add the p_o of the cells at home here into `sum` themselves (set by the first
-    /// after_sweep, once `mine` is known).
+    /// The sweeps add the p_o of the cells at home here into `sum` themselves (set once `mine`
+    /// is known: by before_sweeps, or by the first after_sweep where a runner has no such hook).
     bool fused = false;
   };
 

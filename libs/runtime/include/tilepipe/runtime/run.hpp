@@ -287,6 +287,11 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
                                      "cannot follow a kernel's after_sweep hook (it runs on every "
                                      "rank); verify one sweep")};
     }
+    if (options.verify && exec::detail::StartHook<K>) {
+      return Unexpected{Error::about("verify", Errc::invalid_argument,
+                                     "cannot follow a kernel's before_sweeps hook (it runs on "
+                                     "every rank)")};
+    }
   }
   auto planned = plan_run(size, detail::deps_of<K>(), nodes, options, mpi ? 1 : nodes);
   if (!planned) return Unexpected{planned.error()};
@@ -294,8 +299,9 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   const plan::Plan& plan = out.planned.plan;
   const std::optional<model::Choice>& choice = out.planned.choice;
   if constexpr (exec::ResidentKernel<K>) {
-    TP_TRY(exec::cyclic_support(plan, !options.output.empty(), !options.input.empty(),
-                                exec::detail::SweepHook<K> && options.sweeps > 1, false));
+    TP_TRY(exec::cyclic_support(
+        plan, !options.output.empty(), !options.input.empty(),
+        (exec::detail::SweepHook<K> && options.sweeps > 1) || exec::detail::StartHook<K>, false));
   } else {
     TP_TRY(exec::cyclic_support(plan, false, false, false, true));
   }
