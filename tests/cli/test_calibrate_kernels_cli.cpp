@@ -2,39 +2,23 @@
 // cost per point at the problem's tile shapes, and `plan` predicts K's tiles with it; `tilepipe
 // sweep` of the kernels with a time loop or several sweeps (sor2d, sweep3d); `tilepipe align --tile
 // auto`, whose tile the model chooses from the sw cost.
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string_view>
 
 // One namespace per file: test_cli is a unity build (docs/adr/0019).
 namespace cli_calibrate_kernels {
 namespace {
 
-tp::test::ProcessResult tilepipe(std::vector<std::string> args) {
-  args.insert(args.begin(), TILEPIPE_EXE);
-  return tp::test::run_process(args, 60);
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("tilepipe-" + std::to_string(::getpid()) + "-" + name))
-      .string();
-}
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
+using tp::test::cli::read_json;
+using tp::test::cli::temp_path;
+using tp::test::cli::tilepipe;
 
 struct Problem {
   std::vector<std::string> args;  // --kernel ... --size ... [--param ...] --nodes ...
