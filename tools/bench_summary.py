@@ -104,18 +104,31 @@ def model():
 def smith_waterman():
     d = newest("bench/sw/results/*")
     j = json.load(open(os.path.join(d, "sw_bench.json")))
-    out = [f"### Smith-Waterman against parasail (`{rel(d)}`)", "",
+    meta = j.get("meta", {})
+    load = (f", load {meta['load_before'][0]:.2f} before, {meta['load_after'][0]:.2f} after"
+            if "load_before" in meta else "")
+    out = [f"### Smith-Waterman against parasail (`{rel(d)}`{load})", "",
            "| pair | tilepipe 1 CPU | parasail's best | 1 CPU / parasail (target 1.0) | "
-           "2 CPUs, 2 ranks / 1 CPU (target 1.85) |", "|---|---|---|---:|---|"]
+           "2 CPUs, 2 ranks / 1 CPU (target 1.85) | model's 2 CPUs, 2 ranks / 1 CPU | "
+           "two 1-CPU runs at once / 1 CPU |", "|---|---|---|---:|---|---|---:|"]
     for work in ("protein", "dna"):
         recs = {r["config"]: r for r in j["records"] if r["workload"] == work and "config" in r}
         one = recs["tilepipe 1 CPU"]
         para = next(r for c, r in recs.items() if c.startswith("parasail"))
+
+        def model(name):
+            p = recs[name].get("predicted_s")
+            return f"{one['median_s'] / p:.2f}x" if p else "-"
+
+        two = recs.get("two 1-CPU runs at once")
+        two_cell = f"{two['speedup_vs_1cpu']:.2f}x" if two else "-"
         out.append(f"| {work} {one['length']}x{one['length']} | {one['gcups']:.2f} GCUPS | "
                    f"{para['config'].split()[1]} {para['gcups']:.2f} GCUPS | "
                    f"{one['gcups'] / para['gcups']:.2f}x | "
                    f"{recs['tilepipe 2 CPUs']['speedup_vs_1cpu']:.2f}x, "
-                   f"{recs['tilepipe 2 ranks']['speedup_vs_1cpu']:.2f}x |")
+                   f"{recs['tilepipe 2 ranks']['speedup_vs_1cpu']:.2f}x | "
+                   f"{model('tilepipe 2 CPUs')}, {model('tilepipe 2 ranks')} | "
+                   f"{two_cell} |")
     return out
 
 

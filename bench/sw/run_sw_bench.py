@@ -111,8 +111,12 @@ def predict(exe, n, one_core_s, tile_args, machine):
     path = machine + ".sw.json"
     with open(path, "w") as f:
         json.dump(m, f)
-    out = subprocess.run([exe, "plan", "--kernel", "sw", "--size", f"{n}x{n}", "--machine", path,
-                          "--json"] + tile_args, check=True, capture_output=True, text=True).stdout
+    try:
+        out = subprocess.run([exe, "plan", "--kernel", "sw", "--size", f"{n}x{n}", "--machine",
+                              path, "--json"] + tile_args, check=True, capture_output=True,
+                             text=True).stdout
+    finally:
+        os.remove(path)
     return json.loads(out)["predicted_s"]
 
 
@@ -142,6 +146,12 @@ def main():
 
     out_dir = args.out or os.path.join(HERE, "results",
                                        datetime.datetime.utcnow().strftime("%Y-%m-%d"))
+    if not args.out:  # a second run of the day goes to <date>b, <date>c, ...: the first's data stays
+        base = out_dir
+        for suffix in [""] + list("bcdefghijklmnopqrstuvwxyz"):
+            out_dir = base + suffix
+            if not os.path.exists(os.path.join(out_dir, "sw_bench.json")):
+                break
     os.makedirs(out_dir, exist_ok=True)
     rng = random.Random(14)
     workloads = [
@@ -207,8 +217,11 @@ def main():
                 per_thread = min(4, max(1, n // (2 * 4096)))
                 rows = 2 * per_thread
                 tiles = {"tilepipe 1 CPU": ["--nodes", "1", "--cpus", "1", "--tile", f"{n}x8192"],
+                         # align's rows of tiles taken by 2 threads in turn: a block-cyclic
+                         # plan of per_thread rows per CPU.
                          "tilepipe 2 CPUs": ["--nodes", "1", "--cpus", "2", "--tile",
-                                             f"{(n + rows - 1) // rows}x{width}"],
+                                             f"{(n + rows - 1) // rows}x{width}",
+                                             "--cyclic", str(per_thread)],
                          "tilepipe 2 ranks": ["--nodes", "2", "--cpus", "1", "--tile", "2048"]}
                 predicted = {name: predict(args.tilepipe, n, one_core, a, machine)
                              for name, a in tiles.items()}
