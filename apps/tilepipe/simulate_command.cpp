@@ -96,6 +96,8 @@ std::string trace_json(const sim::SimResult& r, const std::string& title) {
 /// Adds the simulation's fields to the plan's JSON.
 void add_sim_json(nlohmann::ordered_json& j, const sim::SimResult& r, const model::Network& net) {
   j["simulated_s"] = r.simulated.count();
+  j["sweeps"] = r.sweeps;
+  j["simulated_sweep_s"] = r.sweep.count();
   j["network"] = network_text(net);
   const auto& p = r.critical_path;
   j["critical_path"] = {{"compute_s", p.compute.count()},
@@ -146,6 +148,11 @@ std::string sim_text(const sim::SimResult& r, const model::Choice& choice,
   std::string s;
   s += fmt::format("  network            {}\n", network_text(net));
   s += fmt::format("  simulated time     {:.6g} s\n", r.simulated.count());
+  if (r.sweeps > 1) {
+    s +=
+        fmt::format("  one sweep          {:.6g} s simulated, of {} (the ranks below: one sweep)\n",
+                    r.sweep.count(), r.sweeps);
+  }
   s += fmt::format(
       "  predicted time     {:.6g} s (closed formula; simulated / predicted = {:.4f})\n", predicted,
       predicted > 0 ? r.simulated.count() / predicted : 0.0);
@@ -199,6 +206,9 @@ int run_simulate(int argc, char** argv) {
   auto model_options = model_flags.options(options.kernel);
   if (!model_options) return report_error(model_options.error());
   choice_request->options = *model_options;
+  auto workload = options.workload();  // sor's and sweep3d's sweeps and faces, as plan counts them
+  if (!workload) return report_error(workload.error());
+  choice_request->options.workload = *workload;
   // A simulated machine need not be this host: the host check is left out.
   model::MachineCheck check{std::nullopt, model_flags.transport, std::nullopt};
   if (!model_flags.link.empty()) {

@@ -103,6 +103,27 @@ TEST(CalibrateKernelsCli, sweep_runs_and_predicts_sor_and_sweep3d) {
   }
 }
 
+TEST(CalibrateKernelsCli, simulate_counts_sweep3ds_sweeps_as_plan_does) {
+  const std::vector<std::string> problem{
+      "--kernel", "sweep3d",   "--size",
+      "8x8x64",   "--param",   "angles=3",
+      "--nodes",  "2",         "--tile",
+      "16",       "--machine", TILEPIPE_SOURCE_DIR "/tests/data/machines/seed000-sci-cluster.json",
+      "--json"};
+  std::vector<std::string> plan{"plan"}, sim{"simulate"};
+  plan.insert(plan.end(), problem.begin(), problem.end());
+  sim.insert(sim.end(), problem.begin(), problem.end());
+  auto p = tilepipe(plan);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto s = tilepipe(sim);
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const auto pj = nlohmann::json::parse(p.out);
+  const auto sj = nlohmann::json::parse(s.out);
+  EXPECT_EQ(sj["sweeps"], 9);  // 8 octants and the final copy
+  EXPECT_DOUBLE_EQ(sj["predicted_s"].get<double>(), pj["predicted_s"].get<double>());
+  EXPECT_GT(sj["simulated_s"].get<double>(), 8 * sj["simulated_sweep_s"].get<double>());
+}
+
 void write_fasta(const std::string& path, const std::string& name, std::size_t length,
                  unsigned seed) {
   static constexpr std::string_view amino = "ACDEFGHIKLMNPQRSTVWY";

@@ -529,3 +529,32 @@ TEST(SimulateProperty, every_small_plan_finishes_and_respects_its_bounds) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Simulate, a_workload_of_several_sweeps_repeats_the_simulated_sweep) {
+  const Machine m = simple();
+  const Plan plan = make_plan({32, 4000}, 500, 2, 1);
+  const auto one = simulate(plan, m, {});
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->sweeps, 1);
+  expect_close(one->sweep.count(), one->simulated.count());
+  SimOptions o;
+  o.model.workload.sweeps = 5;
+  o.model.workload.copy_sweeps = 1;
+  o.model.workload.between_sweep_bytes = 64000;
+  const auto five = simulate(plan, m, o);
+  ASSERT_TRUE(five.has_value());
+  auto p = tp::model::predict(plan, m, o.model);
+  ASSERT_TRUE(p.has_value());
+  ASSERT_GT(p->between.count(), 0);
+  ASSERT_GT(p->copy_sweep.count(), 0);
+  EXPECT_EQ(five->sweeps, 5);
+  // One sweep simulates as without the workload; the run is 4 of them, one copying sweep and 4
+  // exchanges between sweeps as the model charges them.
+  expect_close(five->sweep.count(), one->simulated.count());
+  expect_close(five->simulated.count(),
+               4 * one->simulated.count() + p->copy_sweep.count() + 4 * p->between.count());
+}
+
+}  // namespace

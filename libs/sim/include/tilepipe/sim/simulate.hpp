@@ -93,7 +93,12 @@ struct RankResult {
 
 /// The simulation's outcome.
 struct SimResult {
-  Seconds simulated{0};  ///< completion time of the whole plan
+  /// Completion time of the whole run: with a workload of several sweeps (SimOptions::model's
+  /// workload), `sweep` times the computing sweeps, plus the copying sweeps and the exchanges
+  /// between sweeps as the model charges them.
+  Seconds simulated{0};
+  Seconds sweep{0};         ///< one sweep, simulated; ranks, critical path and spans are its
+  std::int64_t sweeps = 1;  ///< the workload's sweeps
   std::vector<RankResult> ranks;
   CriticalPath critical_path;
   std::int64_t subtiles = 0;    ///< N of vertical grouping (1 otherwise)
