@@ -145,9 +145,10 @@ TEST(CalibrateKernelsCli, align_tile_auto_runs_the_models_tile_with_the_same_res
   auto c = tilepipe({"calibrate", "--quick", "--quiet", "-o", machine, "--kernel", "sw", "--size",
                      "900x700", "--nodes", "2"});
   ASSERT_EQ(c.exit_code, 0) << c.err;
+  // align maps the target (dimension 2) to the pipeline, whichever extent is larger.
   auto plan = tilepipe({"plan", "--kernel", "sw", "--size", "900x700", "--nodes", "2", "--tile",
-                        "auto", "--schedule", "overlap", "--grouping", "hyperplane", "--machine",
-                        machine, "--json"});
+                        "auto", "--map-dim", "2", "--schedule", "overlap", "--grouping",
+                        "hyperplane", "--machine", machine, "--json"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   const auto p = nlohmann::json::parse(plan.out);
   auto a = tilepipe({"align", query, target, "--nodes", "2", "--tile", "auto", "--machine", machine,
