@@ -1,7 +1,7 @@
 // The block-cyclic mapping end to end (ADR 0018): `tilepipe run --cyclic` bit for bit against the
 // plain loop on the executor's matrix (wave2d/wave3d, both schedules and groupings, copied and
 // direct faces, 1-3 ranks x 1-2 CPUs, factors 1-3), the plan's factor and the refusals.
-#include "run_process.hpp"
+#include "cli_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -14,12 +14,7 @@ namespace cli_cyclic {
 
 namespace {
 
-using tp::test::run_process;
-
-tp::test::ProcessResult tilepipe(std::vector<std::string> args, int timeout_s = 120) {
-  args.insert(args.begin(), TILEPIPE_EXE);
-  return run_process(args, timeout_s);
-}
+using tp::test::cli::tilepipe;
 
 struct Case {
   const char* kernel;
