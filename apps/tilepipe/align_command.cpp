@@ -282,19 +282,12 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   run.cpus = o.cpus;
   run.map_dim = 2;
   const std::string tile = o.tile.empty() ? std::string("2048") : o.tile;
-  if (tile == "auto") {
-    // The cost model's tile height, from the machine file's sw cost (tilepipe calibrate --kernel
-    // sw); the schedule and grouping stay as given.
-    model::MachineCheck check{model::this_host(), "shm", std::nullopt};
-    auto m = model::load_machine(o.machine, check);
-    if (!m) return report_error(m.error());
-    run.machine = *m;
-    run.kernel_name = "sw";
-  } else if (tile.find('x') == std::string::npos) {
+  // "auto": neither is set, the cost model chooses the height (the machine is loaded below).
+  if (tile != "auto" && tile.find('x') == std::string::npos) {
     auto h = parse_int(tile, "--tile", 1);
     if (!h) return report_error(h.error());
     run.tile_height = *h;
-  } else {
+  } else if (tile != "auto") {
     auto w = parse_extents(tile, "--tile");
     if (!w) return report_error(w.error());
     run.tile_extents = *w;
@@ -313,6 +306,17 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   auto config = apply_comm_flags(o.comm);
   if (!config) return report_error(config.error());
   run.comm = *config;
+  if (tile == "auto") {
+    // The machine file's sw cost (tilepipe calibrate --kernel sw), measured on this host over
+    // this transport and link; the schedule and grouping stay as given.
+    model::MachineCheck check{model::this_host(),
+                              config->transport == comm::TransportKind::mpi ? "mpi" : "shm",
+                              comm::to_string(config->link)};
+    auto m = model::load_machine(o.machine, check);
+    if (!m) return report_error(m.error());
+    run.machine = *m;
+    run.kernel_name = "sw";
+  }
   const plan::Index size{static_cast<std::int64_t>(in.query.codes.size()),
                          static_cast<std::int64_t>(in.target.codes.size())};
   std::fflush(stdout);  // forked ranks must not repeat buffered output
