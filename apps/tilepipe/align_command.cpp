@@ -22,11 +22,14 @@
 #include <optional>
 #include <string>
 
+#include <unistd.h>
+
 #include "align_formats.hpp"
 #include "align_search.hpp"
 #include "comm_options.hpp"
 #include "command.hpp"
 #include "parse_cli.hpp"
+#include "progress_line.hpp"
 
 namespace tp::app {
 namespace {
@@ -49,6 +52,7 @@ struct AlignOptions {
   int simd_bits = 8;
   bool json = false;
   bool score_only = false;
+  bool progress = false;
   std::string format = "text";
   std::string top;  ///< empty: not given
   std::string output;
@@ -99,9 +103,12 @@ struct Inputs {
   kernels::GapCosts gaps;  ///< scaled
 };
 
-Expected<kernels::SwKernel> make_kernel(const AlignOptions& o, const Inputs& in) {
-  (void)o;
-  return kernels::SwKernel::make(in.matrix, in.query.codes, in.target.codes, in.gaps, in.sw);
+// progress: where the kernel counts its cells (nullptr: nowhere).
+Expected<kernels::SwKernel> make_kernel(const Inputs& in,
+                                        std::atomic<std::int64_t>* progress = nullptr) {
+  kernels::SwOptions sw = in.sw;
+  sw.progress = progress;
+  return kernels::SwKernel::make(in.matrix, in.query.codes, in.target.codes, in.gaps, sw);
 }
 
 Expected<Inputs> load_inputs(const AlignOptions& o) {
@@ -138,11 +145,18 @@ Expected<Inputs> load_inputs(const AlignOptions& o) {
 
 // The traceback after the score pass (not with --score-only): one optimal alignment ending at the
 // reported end, on this process's --cpus threads.
-Status add_alignment(const AlignOptions& o, const Inputs& in, AlignOutput& out) {
+// Its progress: the reverse pass over [1, end] and Myers-Miller's half passes, at most twice the
+// box [start, end] (estimated as [1, end]).
+Status add_alignment(const AlignOptions& o, const Inputs& in, AlignOutput& out,
+                     ProgressLine& progress) {
   if (o.score_only) return {};
   const auto start = std::chrono::steady_clock::now();
+  kernels::SwOptions sw = in.sw;
+  sw.progress = progress.counter();
+  progress.start("traceback", 3 * out.best.end_query * out.best.end_target);
   auto a = kernels::sw_traceback(in.matrix, in.query.codes, in.target.codes, in.gaps, out.best,
-                                 {o.cpus, in.sw});
+                                 {o.cpus, sw});
+  if (a) progress.finish();
   if (!a) return Unexpected{a.error()};
   out.traceback_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -150,7 +164,7 @@ Status add_alignment(const AlignOptions& o, const Inputs& in, AlignOutput& out) 
   return {};
 }
 
-Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
+Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in, ProgressLine& progress) {
   const auto* query = &in.query.codes;
   const auto* target = &in.target.codes;
   // Default on one CPU: one row of tiles 8192 wide. On more: rows of tiles pipelined over the
@@ -173,14 +187,16 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
                 fmt::format("--tile: '{}' has {} dimensions, expected 2 (QUERYxTARGET)", o.tile,
                             tile->size()));
   }
-  auto kernel = make_kernel(o, in);
+  auto kernel = make_kernel(in, progress.counter());
   if (!kernel) return Unexpected{kernel.error()};
   auto tiling = exec::RectTiling<2>::make(kernel->space(), {(*tile)[0], (*tile)[1]});
   if (!tiling) return Unexpected{tiling.error()};
+  progress.start("score pass", qlen * tlen);
   const auto start = std::chrono::steady_clock::now();
   auto best = exec::run_local(*kernel, *tiling, o.cpus);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   if (!best) return Unexpected{best.error()};
+  progress.finish();
   AlignOutput out{*best,
                   static_cast<std::int64_t>(query->size()),
                   static_cast<std::int64_t>(target->size()),
@@ -190,7 +206,7 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in) {
                   std::string(kernels::to_string(kernel->isa())),
                   std::nullopt,
                   0};
-  if (auto a = add_alignment(o, in, out); !a) return Unexpected{a.error()};
+  if (auto a = add_alignment(o, in, out, progress); !a) return Unexpected{a.error()};
   return out;
 }
 
@@ -274,7 +290,7 @@ std::string result_text(const AlignOptions& o, const Inputs& in, const AlignOutp
 // (a short query leaves CPUs and ranks idle), tiles `--tile` high along the target (or QxT with at
 // most nodes x cpus rows).
 int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<OutputFile>& output) {
-  auto kernel = make_kernel(o, in);
+  auto kernel = make_kernel(in);
   if (!kernel) return report_error(kernel.error());
   runtime::RunOptions run;
   run.last_words = &print_last_words;
@@ -339,7 +355,10 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
                   total->planned.plan.tiling().tile_extents(),
                   std::nullopt};
   if (total->planned.choice) out.predicted_s = total->planned.choice->prediction.total.count();
-  if (auto a = add_alignment(o, in, out); !a) return report_error(a.error());
+  // The ranks' score pass shows no progress (the display's thread must not exist when ranks fork);
+  // the traceback runs here, on the root's threads.
+  ProgressLine progress("aligning", o.progress || ::isatty(STDERR_FILENO) == 1);
+  if (auto a = add_alignment(o, in, out, progress); !a) return report_error(a.error());
   return emit(result_text(shown, in, out), output);
 }
 
@@ -413,6 +432,9 @@ int run_align(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--score-only", o.score_only,
                "score and end only: no traceback (the score pass alone)");
+  app.add_flag("--progress", o.progress,
+               "one pair: the score pass's and the traceback's progress on stderr (default: only "
+               "when stderr is a terminal; with --nodes, the traceback's only)");
   app.add_option("--top", o.top,
                  "search: every query record against every target record, the N best hits of "
                  "each query (without --top, files of several records report every hit)");
@@ -498,7 +520,10 @@ int run_align(int argc, char** argv) {
       comm::World::launched_by_mpi()) {
     return align_on_ranks(o, *in, output);
   }
-  auto out = align(o, *in);
+  auto out = [&] {
+    ProgressLine progress("aligning", o.progress || ::isatty(STDERR_FILENO) == 1);
+    return align(o, *in, progress);
+  }();
   if (!out) return report_error(out.error());
   return emit(result_text(o, *in, *out), output);
 }

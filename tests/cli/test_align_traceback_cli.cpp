@@ -215,6 +215,37 @@ TEST(AlignTracebackCli, threads_and_ranks_give_the_same_alignment) {
   }
 }
 
+// --progress: each phase of one pair ends on its own line at 100% on stderr, stdout as without it;
+// not asked and stderr not a terminal (here): nothing. With ranks, only the traceback shows.
+TEST(AlignTracebackCli, progress_on_stderr) {
+  const std::vector<std::string> pair = {
+      fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "ednafull", "--format", "pair"};
+  auto quiet = align(pair);
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  const auto has_line = [](const std::string& err, const std::string& line) {
+    return err.find("\r" + line + "\n") != std::string::npos;
+  };
+  auto shown = align(tp::test::cli::with(pair, {"--progress", "--cpus", "2"}));
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_EQ(shown.out, quiet.out);
+  EXPECT_TRUE(has_line(shown.err, "aligning: score pass 100%")) << shown.err;
+  EXPECT_TRUE(has_line(shown.err, "aligning: traceback 100%")) << shown.err;
+  EXPECT_LT(shown.err.find("score pass"), shown.err.find("traceback"));
+  auto ranks = align(tp::test::cli::with(pair, {"--progress", "--nodes", "2", "--sync", "block"}));
+  ASSERT_EQ(ranks.exit_code, 0) << ranks.err;
+  EXPECT_EQ(ranks.out, quiet.out);
+  EXPECT_EQ(ranks.err.find("score pass"), std::string::npos) << ranks.err;
+  EXPECT_TRUE(has_line(ranks.err, "aligning: traceback 100%")) << ranks.err;
+  auto score_only = align({pair[0], pair[1], "--matrix", "ednafull", "--progress", "--score-only"});
+  ASSERT_EQ(score_only.exit_code, 0) << score_only.err;
+  const std::string first = "\raligning: score pass   0%", last = "\raligning: score pass 100%\n";
+  EXPECT_EQ(score_only.err.rfind(first, 0), 0U) << score_only.err;
+  ASSERT_GE(score_only.err.size(), last.size());
+  EXPECT_EQ(score_only.err.substr(score_only.err.size() - last.size()), last);
+  EXPECT_EQ(score_only.err.find("traceback"), std::string::npos);
+}
+
 }  // namespace
 
 }  // namespace cli_align_traceback

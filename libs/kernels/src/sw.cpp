@@ -13,12 +13,6 @@
 
 #include "sw_striped.hpp"
 
-// The striped SIMD bands (sw_avx2.cpp, sw_sse41.cpp) are compiled for their ISA with GCC's
-// target pragma on x86-64 and chosen at run time from the CPU.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define TP_SW_SIMD 1
-#endif
-
 namespace tp::kernels {
 
 std::string_view to_string(SwIsa isa) noexcept {
@@ -166,6 +160,7 @@ Expected<SwKernel> SwKernel::make(const ScoreMatrix& matrix, std::span<const std
   SwKernel k(matrix, query, target, gaps);
   static std::atomic<std::uint64_t> next_id{1};
   k.id_ = next_id.fetch_add(1, std::memory_order_relaxed);  // only uniqueness matters
+  k.progress_ = options.progress;
   k.isa_ = isa;
   const auto& sc = matrix.scores();
   const bool fits8 = gaps.open <= 127 && gaps.extend <= 127 &&
@@ -302,6 +297,15 @@ detail::SwBandBest run_band(SwIsa isa, int min_bits, detail::SwBand band) noexce
 SwResult SwKernel::compute_tile(const exec::Box<2>& box,
                                 const exec::FaceSet<const face_type, 2>& in,
                                 const exec::FaceSet<face_type, 2>& out) const noexcept {
+  const SwResult best = tile_best(box, in, out);
+  if (progress_ != nullptr) {
+    progress_->fetch_add(box.extent(0) * box.extent(1), std::memory_order_relaxed);
+  }
+  return best;
+}
+
+SwResult SwKernel::tile_best(const exec::Box<2>& box, const exec::FaceSet<const face_type, 2>& in,
+                             const exec::FaceSet<face_type, 2>& out) const noexcept {
   const exec::Index w = box.extent(1);
   const exec::Index h = box.extent(0);
   std::copy(in[0].begin(), in[0].end(), out[0].begin());

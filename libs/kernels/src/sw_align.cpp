@@ -8,9 +8,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cstdlib>
 #include <system_error>
 #include <thread>
 #include <utility>
+
+#include "sw_striped.hpp"
 
 namespace tp::kernels {
 
@@ -90,11 +94,12 @@ using Cost = std::int64_t;
 class MyersMiller {
  public:
   MyersMiller(const ScoreMatrix& matrix, std::span<const std::uint8_t> a,
-              std::span<const std::uint8_t> b, GapCosts gaps, int threads, std::vector<SwOp>& ops)
+              std::span<const std::uint8_t> b, GapCosts gaps, int threads, SwIsa isa,
+              std::atomic<std::int64_t>* progress, std::vector<SwOp>& ops)
       : MyersMiller(matrix.scores().data(), static_cast<std::size_t>(matrix.size()), a.data(),
                     b.data(), static_cast<std::int64_t>(b.size()),
                     gaps.open - std::min(gaps.open, gaps.extend), std::min(gaps.open, gaps.extend),
-                    threads, ops) {}
+                    threads, pass_for(isa), progress, ops) {}
 
   /// Boxes of at least this many cells on each side of a split run on two threads (when the
   /// thread budget allows): the two sub-boxes share nothing but the sequences.
@@ -164,9 +169,21 @@ class MyersMiller {
     [[nodiscard]] std::int64_t cells() const noexcept { return m * n; }
   };
 
+  using StripedPass = void (*)(const detail::SwGlobalRows&) noexcept;
+
+  // The half passes' striped lanes for the ISA; nullptr: the scalar pass.
+  static StripedPass pass_for(SwIsa isa) noexcept {
+#ifdef TP_SW_SIMD
+    if (isa == SwIsa::avx2) return detail::sw_global_rows_avx2;
+    if (isa == SwIsa::sse41) return detail::sw_global_rows_sse41;
+#endif
+    (void)isa;
+    return nullptr;
+  }
+
   MyersMiller(const std::int32_t* scores, std::size_t alphabet, const std::uint8_t* a,
               const std::uint8_t* b, std::int64_t columns, Cost g, Cost h, int threads,
-              std::vector<SwOp>& ops)
+              StripedPass striped, std::atomic<std::int64_t>* progress, std::vector<SwOp>& ops)
       : scores_(scores),
         alphabet_(alphabet),
         a_(a),
@@ -174,20 +191,26 @@ class MyersMiller {
         h_(h),
         g_(g),
         threads_(threads),
+        striped_(striped),
+        progress_(progress),
+        step_cost_(g + h + largest_entry(scores, alphabet)),
         cc_(static_cast<std::size_t>(columns) + 1),
         dd_(static_cast<std::size_t>(columns) + 1),
         rr_(static_cast<std::size_t>(columns) + 1),
         ss_(static_cast<std::size_t>(columns) + 1),
         ops_(&ops) {}
 
-  void run(const Box& x) { diff(x.i0, x.m, x.j0, x.n, x.tb, x.te); }
+  void run(const Box& x) {
+    diff(x.i0, x.m, x.j0, x.n, x.tb, x.te);
+  }
 
   // The box above on a new thread with its own rows (half the thread budget), the box below on
   // this one; their columns joined in order. False (nothing done) when no thread starts.
   bool both_at_once(const Box& top, const Box& bottom, bool in_gap) {
     std::vector<SwOp> top_ops, bottom_ops;
     const int top_threads = threads_ / 2;
-    MyersMiller other(scores_, alphabet_, a_, b_, top.n, g_, h_, top_threads, top_ops);
+    MyersMiller other(scores_, alphabet_, a_, b_, top.n, g_, h_, top_threads, striped_, progress_,
+                      top_ops);
     std::thread worker;
     try {
       worker = std::thread([&] { other.run(top); });
@@ -214,9 +237,15 @@ class MyersMiller {
     return true;
   }
 
-  [[nodiscard]] Cost gap(std::int64_t k) const noexcept { return k <= 0 ? 0 : g_ + k * h_; }
+  [[nodiscard]] Cost gap(std::int64_t k) const noexcept {
+    return k <= 0 ? 0 : g_ + k * h_;
+  }
   [[nodiscard]] const std::int32_t* row_of(std::int64_t i) const noexcept {
     return scores_ + a_[i] * alphabet_;
+  }
+
+  void count(std::int64_t cells) const noexcept {
+    if (progress_ != nullptr) progress_->fetch_add(cells, std::memory_order_relaxed);
   }
 
   void put(char op, std::int64_t n) {
@@ -256,12 +285,36 @@ class MyersMiller {
     put('D', n - best_j);
   }
 
+  static Cost largest_entry(const std::int32_t* scores, std::size_t alphabet) noexcept {
+    Cost m = 0;
+    for (std::size_t k = 0; k < alphabet * alphabet; ++k)
+      m = std::max<Cost>(m, std::abs(scores[k]));
+    return m;
+  }
+
+  // A half pass in the ISA's striped int32 lanes (sw_global_body.hpp), the same costs as the
+  // scalar pass, where the box pays for its profile (alphabet x n) and every cost fits the lanes;
+  // false: the caller runs the scalar pass. The backward pass reads both sequences backwards and
+  // writes its columns mirrored.
+  bool striped_pass(const std::uint8_t* a, std::int64_t a_step, const std::uint8_t* b,
+                    std::int64_t b_step, std::int64_t rows, std::int64_t n, Cost tb, bool mirrored,
+                    Cost* cc, Cost* dd) const noexcept {
+    constexpr std::int64_t min_rows = 8, min_columns = 64;
+    if (striped_ == nullptr || rows < min_rows || n < min_columns) return false;
+    if (tb + (rows + n + 2) * step_cost_ >= detail::global_rows_limit) return false;
+    striped_(detail::SwGlobalRows{a, a_step, b, b_step, rows, n, scores_,
+                                  static_cast<int>(alphabet_), g_, h_, tb, mirrored, cc, dd});
+    return true;
+  }
+
   // cc_[j], dd_[j]: the least cost of A[1..rows] against B[1..j], dd_ ending in a deletion.
   // Rows go K at a time through one sweep over the columns: K independent dependence chains, and
   // the rows' arrays read and written once per K rows (they outgrow L2 at 30k columns).
   void forward(std::int64_t i0, std::int64_t rows, std::int64_t j0, std::int64_t n, Cost tb) {
     Cost* cc = cc_.data();
     Cost* dd = dd_.data();
+    count(rows * n);
+    if (striped_pass(a_ + i0, 1, b_ + j0, 1, rows, n, tb, false, cc, dd)) return;
     cc[0] = 0;
     Cost t = g_;
     for (std::int64_t j = 1; j <= n; ++j) {
@@ -325,6 +378,10 @@ class MyersMiller {
                 Cost te) {
     Cost* rr = rr_.data();
     Cost* ss = ss_.data();
+    count((m - mid) * n);
+    if (striped_pass(a_ + i0 + m - 1, -1, b_ + j0 + n - 1, -1, m - mid, n, te, true, rr, ss)) {
+      return;
+    }
     rr[n] = 0;
     Cost t = g_;
     for (std::int64_t j = n - 1; j >= 0; --j) {
@@ -346,20 +403,30 @@ class MyersMiller {
   Cost h_;
   Cost g_;
   int threads_;
+  StripedPass striped_;
+  std::atomic<std::int64_t>* progress_;  // SwOptions::progress: cells of the half passes
+  Cost step_cost_;                       // bounds what one row or column adds to a cost's magnitude
   std::vector<Cost> cc_, dd_, rr_, ss_;
   std::vector<SwOp>* ops_;
 };
 
-}  // namespace
-
-std::vector<SwOp> sw_global_path(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
-                                 std::span<const std::uint8_t> target, GapCosts gaps, int threads) {
+std::vector<SwOp> global_path(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
+                              std::span<const std::uint8_t> target, GapCosts gaps, int threads,
+                              std::optional<SwIsa> isa, std::atomic<std::int64_t>* progress) {
   std::vector<SwOp> ops;
-  MyersMiller mm(matrix, query, target, gaps, threads, ops);
+  MyersMiller mm(matrix, query, target, gaps, threads, isa.value_or(best_sw_isa()), progress, ops);
   const Cost g = gaps.open - std::min(gaps.open, gaps.extend);
   mm.diff(0, static_cast<std::int64_t>(query.size()), 0, static_cast<std::int64_t>(target.size()),
           g, g);
   return ops;
+}
+
+}  // namespace
+
+std::vector<SwOp> sw_global_path(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
+                                 std::span<const std::uint8_t> target, GapCosts gaps, int threads,
+                                 std::optional<SwIsa> isa) {
+  return global_path(matrix, query, target, gaps, threads, isa, nullptr);
 }
 
 Expected<SwAlignment> sw_traceback(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
@@ -393,8 +460,8 @@ Expected<SwAlignment> sw_traceback(const ScoreMatrix& matrix, std::span<const st
   out.target_start = end.end_target - reverse->end_target + 1;
   const auto qs = static_cast<std::size_t>(out.query_start - 1);
   const auto ts = static_cast<std::size_t>(out.target_start - 1);
-  out.ops = sw_global_path(matrix, query.subspan(qs, ei - qs), target.subspan(ts, ej - ts), gaps,
-                           options.threads);
+  out.ops = global_path(matrix, query.subspan(qs, ei - qs), target.subspan(ts, ej - ts), gaps,
+                        options.threads, options.sw.isa, options.sw.progress);
   // The internal check: the columns score what the score pass found, and begin and end with M
   // (a gap at either end would make a start or an end that the tie rules would have chosen).
   TP_ASSERT(alignment_score(matrix, query, target, gaps, out) == end.score);

@@ -103,6 +103,7 @@ struct Avx2I32 {
   static V load(const T* p) noexcept { return _mm256_load_si256(reinterpret_cast<const V*>(p)); }
 };
 
+#include "sw_global_body.hpp"
 #include "sw_striped_body.hpp"
 
 }  // namespace
@@ -115,6 +116,9 @@ SwBandBest sw_band_avx2_16(const SwBand& b) noexcept {
 }
 SwBandBest sw_band_avx2_32(const SwBand& b) noexcept {
   return striped_band<Avx2I32>(b);
+}
+void sw_global_rows_avx2(const SwGlobalRows& p) noexcept {
+  global_rows<Avx2I32>(p);
 }
 
 }  // namespace tp::kernels::detail

@@ -95,6 +95,7 @@ struct Sse41I32 {
   static V load(const T* p) noexcept { return _mm_load_si128(reinterpret_cast<const V*>(p)); }
 };
 
+#include "sw_global_body.hpp"
 #include "sw_striped_body.hpp"
 
 }  // namespace
@@ -107,6 +108,9 @@ SwBandBest sw_band_sse41_16(const SwBand& b) noexcept {
 }
 SwBandBest sw_band_sse41_32(const SwBand& b) noexcept {
   return striped_band<Sse41I32>(b);
+}
+void sw_global_rows_sse41(const SwGlobalRows& p) noexcept {
+  global_rows<Sse41I32>(p);
 }
 
 }  // namespace tp::kernels::detail

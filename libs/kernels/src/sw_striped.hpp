@@ -4,6 +4,12 @@
 #include <cstddef>
 #include <cstdint>
 
+// The striped SIMD bands (sw_avx2.cpp, sw_sse41.cpp) are compiled for their ISA with GCC's
+// target pragma on x86-64 and chosen at run time from the CPU.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define TP_SW_SIMD 1
+#endif
+
 namespace tp::kernels::detail {
 
 /// One band of a tile: `rows` consecutive rows over the tile's `w` columns, int32 faces as in
@@ -70,5 +76,32 @@ SwBandBest sw_band_avx2_32(const SwBand& b) noexcept;
 SwBandBest sw_band_sse41_8(const SwBand& b) noexcept;
 SwBandBest sw_band_sse41_16(const SwBand& b) noexcept;
 SwBandBest sw_band_sse41_32(const SwBand& b) noexcept;
+
+/// Myers-Miller's half pass (sw_global_body.hpp): rows a[0], a[step], ... against the columns
+/// b[0], b[step], ..., global costs with affine gaps, into cc and dd (n + 1 each, or mirrored:
+/// index n - j for column j). The caller checks that every cost fits global_rows_limit.
+struct SwGlobalRows {
+  const std::uint8_t* a;
+  std::int64_t a_step;  ///< +1, or -1 for the backward pass
+  const std::uint8_t* b;
+  std::int64_t b_step;
+  std::int64_t rows;
+  std::int64_t n;
+  const std::int32_t* scores;  ///< the matrix, row-major, alphabet x alphabet
+  int alphabet;
+  std::int64_t g;   ///< a gap's opening cost beyond its columns (open - h, at least 0)
+  std::int64_t h;   ///< the cost per gap column
+  std::int64_t tb;  ///< the opening cost of a vertical gap at the top-left corner
+  bool mirrored;
+  std::int64_t* cc;
+  std::int64_t* dd;
+};
+
+/// The largest cost magnitude the int32 lanes of a global pass take (the lanes' minus infinity
+/// and the carries subtracted from it stay apart from every real value).
+inline constexpr std::int64_t global_rows_limit = std::int64_t{1} << 28;
+
+void sw_global_rows_avx2(const SwGlobalRows& p) noexcept;
+void sw_global_rows_sse41(const SwGlobalRows& p) noexcept;
 
 }  // namespace tp::kernels::detail

@@ -5,6 +5,7 @@
 #include <tilepipe/kernels/score_matrix.hpp>
 #include <tilepipe/support/expected.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -48,6 +49,10 @@ struct SwOptions {
   /// SIMD only: rows of a band (0, or at least 8); 0: SwKernel::band_vectors vectors of the
   /// lanes tried first (32768 rows in AVX2's 8-bit lanes, 16384 in its 16-bit ones).
   std::int64_t band_rows = 0;
+  /// Where set, every tile adds its cells when it is done (relaxed), and sw_traceback the cells
+  /// of its half passes: a count for a progress display, never read by the kernel. It must
+  /// outlive the kernel.
+  std::atomic<std::int64_t>* progress = nullptr;
 };
 
 /// The best local alignment score and where it ends (1-based query and target positions; both 0
@@ -144,6 +149,10 @@ class SwKernel {
   int min_bits_ = 8;            // 16 when the matrix or the gap costs do not fit 8 bits
   std::int32_t bias_ = 0;       // -(the matrix's least entry), at least 0: narrow lanes' offset
   std::int64_t band_rows_ = 0;  // rows of a SIMD band, chosen in make
+  std::atomic<std::int64_t>* progress_ = nullptr;  // SwOptions::progress
+
+  SwResult tile_best(const exec::Box<2>& box, const exec::FaceSet<const face_type, 2>& in,
+                     const exec::FaceSet<face_type, 2>& out) const noexcept;
 };
 
 /// The plain sequential Gotoh DP, row by row, O(m) memory: the reference for the tiled kernel.

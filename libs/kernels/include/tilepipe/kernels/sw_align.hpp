@@ -7,6 +7,7 @@
 #include <tilepipe/support/expected.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -84,16 +85,18 @@ SwAlignmentStats alignment_stats(const ScoreMatrix& matrix, std::span<const std:
 /// in a one-row box the leftmost match, a
 /// gap only if strictly better). The alignment begins and ends with M columns. Memory
 /// O(n + m); time about three score passes over the box [1, end] (the reverse pass on the tile
-/// function, the path scalar). The recomputed score is asserted equal to `end.score`.
+/// function, the path's half passes in the ISA's striped int32 lanes where the costs fit them).
+/// The recomputed score is asserted equal to `end.score`.
 Expected<SwAlignment> sw_traceback(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
                                    std::span<const std::uint8_t> target, GapCosts gaps,
                                    const SwResult& end, const SwTracebackOptions& options = {});
 
 /// A best global alignment of `query` and `target` (gaps at either end cost as anywhere else) in
 /// O(n + m) memory by Myers and Miller's recursion, with the choices of sw_traceback. Its score is
-/// alignment_score of the columns with both starts at 1.
+/// alignment_score of the columns with both starts at 1. `isa`: the half passes' lanes (unset:
+/// best_sw_isa()); every ISA gives the same columns.
 std::vector<SwOp> sw_global_path(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
                                  std::span<const std::uint8_t> target, GapCosts gaps,
-                                 int threads = 1);
+                                 int threads = 1, std::optional<SwIsa> isa = std::nullopt);
 
 }  // namespace tp::kernels

@@ -1,0 +1,47 @@
+// A one-line progress display on stderr for long runs: "aligning: score pass  42%".
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace tp::app {
+
+/// Phases of work, each with a count of done units that the workers raise (relaxed) and a total
+/// known when the phase starts. A thread redraws the line every 200 ms while a phase runs; each
+/// phase ends on its own line at 100%. Shown only when `show` (then nothing else on the line:
+/// stdout is not touched). An estimated total caps the shown share at 99% until the phase ends.
+class ProgressLine {
+ public:
+  ProgressLine(std::string what, bool show);
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine();
+
+  /// Starts a phase of `total` units (> 0); the counter restarts at 0. Ends the phase before.
+  void start(std::string phase, std::int64_t total);
+  /// Ends the running phase: its line at 100%, then a new line.
+  void finish();
+  /// What the workers raise, one unit each (cells here); valid for the object's life.
+  [[nodiscard]] std::atomic<std::int64_t>* counter() noexcept { return &done_; }
+  [[nodiscard]] bool shown() const noexcept { return show_; }
+
+ private:
+  void draw(double share);  // with mutex_ held
+  void loop();
+
+  std::string what_;
+  bool show_;
+  std::atomic<std::int64_t> done_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::string phase_;  // empty: no phase runs
+  std::int64_t total_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace tp::app
