@@ -113,11 +113,14 @@ std::string kernel_names(std::optional<exec::Storage> storage) {
   return names;
 }
 
+bool runs(const KernelInfo& k) {
+  return k.storage == exec::Storage::resident || k.time_loop;
+}
+
 std::string run_kernel_names() {
   std::string names;
   for (const auto& k : catalog()) {
-    if (k.storage == exec::Storage::resident || k.time_loop)
-      names += (names.empty() ? "" : "|") + std::string(k.name);
+    if (runs(k)) names += (names.empty() ? "" : "|") + std::string(k.name);
   }
   return names;
 }

@@ -41,7 +41,10 @@ Expected<KernelInfo> find_kernel(std::string_view name);
 /// "wave2d|wave3d|wave4d|sw"; with a storage, only the kernels of that storage.
 std::string kernel_names(std::optional<exec::Storage> storage = std::nullopt);
 
-/// The kernels `tilepipe run` executes: the resident ones and those with a time loop (sor).
+/// Whether `tilepipe run` executes the kernel: a resident one or one with a time loop (sor).
+bool runs(const KernelInfo& k);
+
+/// The kernels `tilepipe run` executes (runs), "a|b".
 std::string run_kernel_names();
 
 }  // namespace tp::app

@@ -450,8 +450,7 @@ int run_run(int argc, char** argv) {
                               "--kernel is required (tilepipe run runs " + run_kernel_names() +
                                   "; Smith-Waterman runs with tilepipe align)"));
   }
-  if (auto k = find_kernel(f.plan.kernel);
-      !f.plan.plugin_entry() && (!k || (k->storage != exec::Storage::resident && !k->time_loop))) {
+  if (auto k = find_kernel(f.plan.kernel); !f.plan.plugin_entry() && (!k || !runs(*k))) {
     return report_error(Error(Errc::invalid_argument,
                               "--kernel: tilepipe run runs " + run_kernel_names() + ", not '" +
                                   f.plan.kernel + "' (Smith-Waterman: tilepipe align)"));

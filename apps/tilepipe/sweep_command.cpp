@@ -318,8 +318,7 @@ int run_sweep(int argc, char** argv) {
   const runtime::KernelEntry* plugin = problem.plugin_entry();
   if (plugin) {
     if (auto st = check_plugin_probe(*plugin, "sweep"); !st) return report_error(st.error());
-  } else if (auto k = find_kernel(problem.kernel);
-             !k || (k->storage != exec::Storage::resident && !k->time_loop)) {
+  } else if (auto k = find_kernel(problem.kernel); !k || !runs(*k)) {
     return report_error(Error(
         Errc::invalid_argument,
         "--kernel: tilepipe sweep runs " + run_kernel_names() + ", not '" + problem.kernel + "'"));
