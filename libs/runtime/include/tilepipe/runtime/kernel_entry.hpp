@@ -151,19 +151,12 @@ Expected<CostProbe> probe_entry(const std::vector<std::int64_t>& cross, int alon
     c[d] = d == along ? 1 : cross[static_cast<std::size_t>(d)];
     if (c[d] < 1) return fail(Errc::invalid_argument, "a probe's extents must be >= 1");
   }
-  if constexpr (exec::ResidentKernel<K>) {
-    const auto n = exec::TileCostProbe<K>::slab_size(c, along, max_height, slab_points);
-    auto k = make_kernel<K>(plan::Index(n.begin(), n.end()), p);
-    if (!k) return Unexpected{k.error()};
-    auto probe = std::make_shared<exec::TileCostProbe<K>>(*k, n, along);
-    return CostProbe([probe](std::int64_t z) { return probe->pass(z); });
-  } else {
-    const auto n = exec::FrontierTileCostProbe<K>::space_size(c, along, max_height, slab_points);
-    auto k = make_kernel<K>(plan::Index(n.begin(), n.end()), p);
-    if (!k) return Unexpected{k.error()};
-    auto probe = std::make_shared<exec::FrontierTileCostProbe<K>>(*k, n, along);
-    return CostProbe([probe](std::int64_t z) { return probe->pass(z); });
-  }
+  using P = exec::CostProbeOf<K>;
+  const auto n = P::row_size(c, along, max_height, slab_points);
+  auto k = make_kernel<K>(plan::Index(n.begin(), n.end()), p);
+  if (!k) return Unexpected{k.error()};
+  auto probe = std::make_shared<P>(*k, n, along);
+  return CostProbe([probe](std::int64_t z) { return probe->pass(z); });
 }
 
 }  // namespace detail
