@@ -20,6 +20,8 @@ TEST(KernelRegistry, entry_carries_the_kernels_plan_information) {
   EXPECT_EQ(e.deps, (std::vector<std::vector<std::int64_t>>{{1, 0}, {0, 1}, {1, 1}}));
   ASSERT_EQ(e.params.size(), 2u);
   EXPECT_EQ(e.params[1].name, "alphabet");
+  EXPECT_FALSE(e.time_loop);       // what only a built-in kernel declares (ADR 0023)
+  EXPECT_EQ(e.workload, nullptr);  // one sweep for the cost model
   // Frontier: the probe walks a row of tiles of the plugin's kernel (seconds per point).
   ASSERT_NE(e.cost_probe, nullptr);
   auto defaults = tp::exec::ParamValues::parse(e.params, {});
@@ -62,6 +64,10 @@ TEST(KernelRegistry, names_are_unique_and_find_lists_them) {
   EXPECT_EQ(again.error().option, "plugin");
   EXPECT_EQ(again.error().message, "c.so: kernel 'lcs' is registered already (from a.so)");
   EXPECT_EQ(registry.names(), "lcs|lcs2");
+  const auto entries = registry.entries();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0]->name, "lcs");
+  EXPECT_EQ(entries[1]->name, "lcs2");
   auto found = registry.find("lcs2");
   ASSERT_TRUE(found);
   EXPECT_EQ((*found)->name, "lcs2");

@@ -161,15 +161,24 @@ Expected<CostProbe> probe_entry(const std::vector<std::int64_t>& cross, int alon
 
 }  // namespace detail
 
-/// The entry points of kernel type K under `name` (static storage: a string literal).
+/// What kernel type K says of itself under `name` (static storage: a string literal): storage,
+/// dims, dependences and declared parameters, without entry points (make_entry adds them; the
+/// built-in kernels add their own).
 template <exec::Kernel K>
-KernelEntry make_entry(std::string_view name) {
+KernelEntry describe_entry(std::string_view name) {
   KernelEntry e;
   e.name = name;
   e.storage = K::storage;
   e.dims = K::dims;
   for (const auto& dep : K::deps) e.deps.emplace_back(dep.begin(), dep.end());
   e.params = detail::params_of<K>();
+  return e;
+}
+
+/// The entry points of kernel type K under `name` (static storage: a string literal).
+template <exec::Kernel K>
+KernelEntry make_entry(std::string_view name) {
+  KernelEntry e = describe_entry<K>(name);
   e.check = &detail::check_entry<K>;
   e.run = &detail::run_entry<K>;
   e.cost_probe = &detail::probe_entry<K>;
