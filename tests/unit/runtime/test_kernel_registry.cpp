@@ -38,6 +38,31 @@ TEST(KernelRegistry, entry_carries_the_kernels_plan_information) {
   EXPECT_FALSE(e.check({10, 10, 10}, *bad));  // three extents for a 2-D kernel
 }
 
+/// lcs declaring a workload for the cost model: two sweeps, 4-byte faces.
+struct TwoSweepLcs : lcs::Lcs {
+  static tp::model::Workload workload(const tp::plan::Index& size, const tp::exec::ParamValues&) {
+    tp::model::Workload w;
+    w.sweeps = 2;
+    w.element_bytes = 4;
+    w.between_sweep_bytes = size[0];
+    return w;
+  }
+};
+
+TEST(KernelRegistry, a_kernel_types_workload_reaches_its_entry) {
+  const auto e = tp::runtime::describe_entry<TwoSweepLcs>("lcs2");
+  EXPECT_EQ(e.name, "lcs2");
+  EXPECT_EQ(e.deps, make_entry<lcs::Lcs>("lcs").deps);
+  ASSERT_NE(e.workload, nullptr);
+  auto defaults = tp::exec::ParamValues::parse(e.params, {});
+  ASSERT_TRUE(defaults);
+  const tp::model::Workload w = e.workload({70, 50}, *defaults);
+  EXPECT_EQ(w.sweeps, 2);
+  EXPECT_EQ(w.element_bytes, 4);
+  EXPECT_EQ(w.between_sweep_bytes, 70);
+  EXPECT_EQ(e.check, nullptr);  // describe_entry: no entry points
+}
+
 TEST(KernelRegistry, entry_runs_the_door_and_reports_the_result_as_text) {
   const auto e = make_entry<lcs::Lcs>("lcs");
   auto params = tp::exec::ParamValues::parse(e.params, {"seed=3"});

@@ -6,6 +6,8 @@
 //   static constexpr std::array<tp::exec::ParamSpec, N> params{...};   // --param, with help
 //   static tp::Expected<K> make(const tp::plan::Index& size, const tp::exec::ParamValues& p);
 //   static std::string format_result(const result_type& r);           // the result as text
+//   static tp::model::Workload workload(const tp::plan::Index& size,  // sweeps and faces for
+//                                       const tp::exec::ParamValues& p);  // the cost model
 // Without make() the kernel is default-constructed and takes any size.
 #pragma once
 
@@ -37,6 +39,16 @@ template <class K>
 concept HasFormatResult = requires(const typename K::result_type& r) {
   { K::format_result(r) } -> std::convertible_to<std::string>;
 };
+
+template <class K>
+concept HasWorkload = requires(const plan::Index& size, const exec::ParamValues& p) {
+  { K::workload(size, p) } -> std::convertible_to<model::Workload>;
+};
+
+template <class K>
+model::Workload workload_entry(const plan::Index& size, const exec::ParamValues& p) {
+  return K::workload(size, p);
+}
 
 template <class K>
 std::span<const exec::ParamSpec> params_of() {
@@ -162,8 +174,8 @@ Expected<CostProbe> probe_entry(const std::vector<std::int64_t>& cross, int alon
 }  // namespace detail
 
 /// What kernel type K says of itself under `name` (static storage: a string literal): storage,
-/// dims, dependences and declared parameters, without entry points (make_entry adds them; the
-/// built-in kernels add their own).
+/// dims, dependences, declared parameters and workload, without check, run and probe (make_entry
+/// adds them; the built-in kernels add their own).
 template <exec::Kernel K>
 KernelEntry describe_entry(std::string_view name) {
   KernelEntry e;
@@ -172,6 +184,7 @@ KernelEntry describe_entry(std::string_view name) {
   e.dims = K::dims;
   for (const auto& dep : K::deps) e.deps.emplace_back(dep.begin(), dep.end());
   e.params = detail::params_of<K>();
+  if constexpr (detail::HasWorkload<K>) e.workload = &detail::workload_entry<K>;
   return e;
 }
 

@@ -72,8 +72,9 @@ struct KernelEntry {
   /// The first dimension is a time loop whose extent is the parameter "iterations": a size
   /// given to check (and --size) has dims - 1 extents. false for make_entry's.
   bool time_loop = false;
-  /// What the kernel adds to its plan's pipeline for the cost model (sweeps, face elements);
-  /// nullptr (make_entry's): one sweep, faces of the machine file's elements.
+  /// What the kernel adds to its plan's pipeline for the cost model (sweeps, face elements):
+  /// make_entry's is K::workload where K declares it; nullptr: one sweep, faces of the machine
+  /// file's elements.
   model::Workload (*workload)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
 };
 
