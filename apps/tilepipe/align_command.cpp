@@ -299,14 +299,15 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   run.map_dim = 2;
   const std::string tile = o.tile.empty() ? std::string("2048") : o.tile;
   // "auto": neither is set, the cost model chooses the height (the machine is loaded below).
-  if (tile != "auto" && tile.find('x') == std::string::npos) {
-    auto h = parse_int(tile, "--tile", 1);
-    if (!h) return report_error(h.error());
-    run.tile_height = *h;
-  } else if (tile != "auto") {
+  const bool auto_tile = tile == "auto";
+  if (tile.find('x') != std::string::npos) {  // QxT
     auto w = parse_extents(tile, "--tile");
     if (!w) return report_error(w.error());
     run.tile_extents = *w;
+  } else if (!auto_tile) {  // the height
+    auto h = parse_int(tile, "--tile", 1);
+    if (!h) return report_error(h.error());
+    run.tile_height = *h;
   }
   if (o.schedule == "blocking" || o.schedule == "overlap") {
     run.schedule =
@@ -322,7 +323,7 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   auto config = apply_comm_flags(o.comm);
   if (!config) return report_error(config.error());
   run.comm = *config;
-  if (tile == "auto") {
+  if (auto_tile) {
     // The machine file's sw cost (tilepipe calibrate --kernel sw), measured on this host over
     // this transport and link; the schedule and grouping stay as given.
     model::MachineCheck check{model::this_host(),

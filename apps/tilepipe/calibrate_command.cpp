@@ -100,11 +100,9 @@ int run_calibrate(int argc, char** argv) {
     spec.shapes = *shapes;
     auto values = problem.param_values();
     if (!values) return report_error(values.error());
-    if (const auto* entry = problem.plugin_entry()) {
-      add_plugin_probe(spec, *entry, *values);
-    } else {
-      add_builtin_params(spec, problem.kernel, *values);
-    }
+    auto entry = problem.kernel_entry();
+    if (!entry) return report_error(entry.error());
+    add_kernel_probe(spec, **entry, *values);
     spec.compute_ranks = static_cast<int>(
         std::min<std::int64_t>(16, std::max<std::int64_t>(1, base->nodes * base->cpus)));
     spec.slab_points =

@@ -38,18 +38,7 @@ runtime::CalibrateSpec builtin_calibration(bool quiet) {
   return spec;
 }
 
-void add_builtin_params(runtime::CalibrateSpec& spec, std::string kernel,
-                        const exec::ParamValues& params) {
-  spec.probes = [others = spec.probes, kernel = std::move(kernel), params](
-                    const runtime::ComputeShape& shape, std::int64_t max_height,
-                    std::int64_t slab_points) -> Expected<runtime::TileCostPass> {
-    if (shape.kernel != kernel) return others(shape, max_height, slab_points);
-    return kernels::builtin_cost_probe(shape.kernel, shape.tile, shape.along, max_height,
-                                       slab_points, &params);
-  };
-}
-
-void add_plugin_probe(runtime::CalibrateSpec& spec, const runtime::KernelEntry& entry,
+void add_kernel_probe(runtime::CalibrateSpec& spec, const runtime::KernelEntry& entry,
                       const exec::ParamValues& params) {
   spec.probes = [others = spec.probes, e = &entry, params](
                     const runtime::ComputeShape& shape, std::int64_t max_height,

@@ -17,14 +17,10 @@ namespace tp::app {
 /// `quiet`; the other fields keep runtime::CalibrateSpec's defaults.
 runtime::CalibrateSpec builtin_calibration(bool quiet);
 
-/// Routes the probes of the built-in kernel `kernel` to its probe with `params` (its --param
-/// values: sweep3d's angles change its cost); other kernels keep spec's probes.
-void add_builtin_params(runtime::CalibrateSpec& spec, std::string kernel,
-                        const exec::ParamValues& params);
-
-/// Routes the probes of kernel `entry` (a --plugin's) to its own tile-cost probe with
-/// `params`; other kernels keep spec's probes. `entry` must outlive the spec.
-void add_plugin_probe(runtime::CalibrateSpec& spec, const runtime::KernelEntry& entry,
+/// Routes the probes of kernel `entry` (a built-in kernel's or a --plugin's) to its own
+/// tile-cost probe with `params` (its --param values: sweep3d's angles change its cost); other
+/// kernels keep spec's probes. `entry` must outlive the spec.
+void add_kernel_probe(runtime::CalibrateSpec& spec, const runtime::KernelEntry& entry,
                       const exec::ParamValues& params);
 
 /// Fails unless `entry` has a tile-cost probe (every kernel made by make_entry has one):

@@ -1,56 +1,73 @@
-// The built-in kernels' shapes for the planner, from the kernel types' traits.
+// The built-in kernels as registry entries (ADR 0023): each type's traits through
+// runtime::describe_entry, as a plugin's, and what the type does not say.
 #include "kernel_catalog.hpp"
 
+#include <tilepipe/kernels/cost_probes.hpp>
 #include <tilepipe/kernels/sor.hpp>
 #include <tilepipe/kernels/sw.hpp>
 #include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/kernels/wave.hpp>
+#include <tilepipe/runtime/kernel_entry.hpp>
 #include <tilepipe/support/checked_math.hpp>
 
-#include <array>
 #include <vector>
 
 namespace tp::app {
 namespace {
 
-template <exec::Kernel K>
-KernelInfo describe(std::string_view name) {
-  std::vector<plan::Index> vectors;
-  for (const auto& dep : K::deps) vectors.emplace_back(dep.begin(), dep.end());
-  auto deps = plan::DependenceMatrix::make(K::dims, vectors);
-  TP_EXPECTS(deps.has_value());  // a built-in kernel's dependences are valid by construction
-  return KernelInfo{name, K::storage, K::dims, *deps};
+constexpr char wave2d_name[] = "wave2d";
+constexpr char wave3d_name[] = "wave3d";
+constexpr char wave4d_name[] = "wave4d";
+constexpr char sw_name[] = "sw";
+constexpr char sor2d_name[] = "sor2d";
+constexpr char sor3d_name[] = "sor3d";
+constexpr char sweep3d_name[] = "sweep3d";
+
+// The tile-cost probe of the built-in kernel `Name` (calibrate, sweep).
+template <const char* Name>
+Expected<runtime::CostProbe> builtin_probe(const std::vector<std::int64_t>& cross, int along,
+                                           std::int64_t max_height, std::int64_t slab_points,
+                                           const exec::ParamValues& params) {
+  return kernels::builtin_cost_probe(Name, cross, along, max_height, slab_points, &params);
+}
+
+template <exec::Kernel K, const char* Name>
+runtime::KernelEntry describe_builtin() {
+  runtime::KernelEntry k = runtime::describe_entry<K>(Name);
+  k.cost_probe = &builtin_probe<Name>;
+  return k;
 }
 
 // sor: the loop nest (t, x_1..x_S) with its original dependences, negative components included.
-template <int S>
-KernelInfo describe_sor(std::string_view name) {
+template <int S, const char* Name>
+runtime::KernelEntry describe_sor() {
   using K = kernels::Sor<S>;
-  std::vector<plan::Index> vectors;
-  for (const auto& dep : K::original_deps) vectors.emplace_back(dep.begin(), dep.end());
-  auto deps = plan::DependenceMatrix::make(K::dims, vectors);
-  TP_EXPECTS(deps.has_value());
-  const auto check = [](const plan::Index& size, const exec::ParamValues& p) -> Status {
+  runtime::KernelEntry k = describe_builtin<K, Name>();
+  k.deps.clear();
+  for (const auto& dep : K::original_deps) k.deps.emplace_back(dep.begin(), dep.end());
+  k.params = kernels::sor_params;
+  k.time_loop = true;
+  k.check = [](const plan::Index& size, const exec::ParamValues& p) -> Status {
     exec::Point<S> n{};
     for (int s = 0; s < S; ++s) n[s] = size[static_cast<std::size_t>(s)];
-    auto k = K::make(n, p.integer("iterations"), p.real("omega"));
-    if (!k) return Unexpected{k.error()};
+    auto made = K::make(n, p.integer("iterations"), p.real("omega"));
+    if (!made) return Unexpected{made.error()};
     return {};
   };
   // The faces are doubles and carry the low halo of the other dimensions (the diagonal
   // dependences of the skewed space).
-  const auto workload = [](const plan::Index&, const exec::ParamValues&) {
+  k.workload = [](const plan::Index&, const exec::ParamValues&) {
     model::Workload w;
     w.element_bytes = sizeof(typename K::face_type);
     w.face_halo = true;
     return w;
   };
-  return KernelInfo{name, K::storage, K::dims, *deps, kernels::sor_params, true, check, workload};
+  return k;
 }
 
 // sweep3d: each octant's sweep runs in the reflected grid, dependences e_1, e_2, e_3.
-KernelInfo describe_sweep3d() {
-  KernelInfo k = describe<kernels::Sweep3d>("sweep3d");
+runtime::KernelEntry describe_sweep3d() {
+  runtime::KernelEntry k = describe_builtin<kernels::Sweep3d, sweep3d_name>();
   k.params = kernels::sweep3d_params;
   k.check = [](const plan::Index& size, const exec::ParamValues& p) -> Status {
     auto made = kernels::Sweep3d::make({size[0], size[1], size[2]}, kernels::sweep3d_params_of(p));
@@ -75,23 +92,33 @@ KernelInfo describe_sweep3d() {
   return k;
 }
 
-const std::array<KernelInfo, 7>& catalog() {
-  static const std::array<KernelInfo, 7> kernels{describe<kernels::Wave<2>>("wave2d"),
-                                                 describe<kernels::Wave<3>>("wave3d"),
-                                                 describe<kernels::Wave<4>>("wave4d"),
-                                                 describe<kernels::SwKernel>("sw"),
-                                                 describe_sor<2>("sor2d"),
-                                                 describe_sor<3>("sor3d"),
-                                                 describe_sweep3d()};
-  return kernels;
-}
-
 }  // namespace
 
-Expected<KernelInfo> find_kernel(std::string_view name) {
-  for (const auto& k : catalog()) {
-    if (k.name == name) return k;
-  }
+const runtime::KernelRegistry& builtin_kernels() {
+  static const runtime::KernelRegistry registry = [] {
+    runtime::KernelRegistry r;
+    for (const auto& entry :
+         {describe_builtin<kernels::Wave<2>, wave2d_name>(),
+          describe_builtin<kernels::Wave<3>, wave3d_name>(),
+          describe_builtin<kernels::Wave<4>, wave4d_name>(),
+          describe_builtin<kernels::SwKernel, sw_name>(), describe_sor<2, sor2d_name>(),
+          describe_sor<3, sor3d_name>(), describe_sweep3d()}) {
+      const Status added = r.add(entry);
+      TP_ASSERT(added.has_value());  // the names differ by construction
+    }
+    return r;
+  }();
+  return registry;
+}
+
+Expected<KernelInfo> info_of(const runtime::KernelEntry& e) {
+  auto deps = plan::DependenceMatrix::make(e.dims, e.deps);
+  if (!deps) return Unexpected{deps.error()};
+  return KernelInfo{e.name, e.storage, e.dims, *deps, e.params, e.time_loop, e.check, e.workload};
+}
+
+Expected<const runtime::KernelEntry*> find_kernel(std::string_view name) {
+  if (auto e = builtin_kernels().find(name)) return *e;
   return fail(Errc::invalid_argument, "--kernel: unknown kernel '" + std::string(name) +
                                           "' (choose " + kernel_names() + ")");
 }
@@ -104,20 +131,18 @@ plan::Index loop_extents(const KernelInfo& k, const plan::Index& size,
   return e;
 }
 
-std::string kernel_names(std::optional<exec::Storage> storage) {
-  std::string names;
-  for (const auto& k : catalog()) {
-    if (!storage || k.storage == *storage)
-      names += (names.empty() ? "" : "|") + std::string(k.name);
-  }
-  return names;
+std::string kernel_names() {
+  return builtin_kernels().names();
+}
+
+bool runs(const runtime::KernelEntry& k) {
+  return k.run != nullptr || k.storage == exec::Storage::resident || k.time_loop;
 }
 
 std::string run_kernel_names() {
   std::string names;
-  for (const auto& k : catalog()) {
-    if (k.storage == exec::Storage::resident || k.time_loop)
-      names += (names.empty() ? "" : "|") + std::string(k.name);
+  for (const runtime::KernelEntry* k : builtin_kernels().entries()) {
+    if (runs(*k)) names += (names.empty() ? "" : "|") + std::string(k->name);
   }
   return names;
 }

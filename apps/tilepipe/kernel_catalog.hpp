@@ -1,20 +1,21 @@
-// The built-in kernels as the planner sees them: name, storage, number of dimensions and
-// dependences, each read from the kernel type's own traits (dims, storage, deps).
+// The kernels as the planner sees them: the built-in ones, registered as runtime::KernelEntry
+// like a plugin's (ADR 0023), and the planner's view of any entry (KernelInfo).
 #pragma once
 
 #include <tilepipe/exec/kernel.hpp>
 #include <tilepipe/exec/kernel_params.hpp>
 #include <tilepipe/model/cost_model.hpp>
 #include <tilepipe/plan/iteration_space.hpp>
+#include <tilepipe/runtime/kernel_registry.hpp>
 #include <tilepipe/support/expected.hpp>
 
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 namespace tp::app {
 
+/// The planner's view of a kernel entry, a built-in kernel's or a plugin's (info_of).
 struct KernelInfo {
   std::string_view name;
   exec::Storage storage;
@@ -31,17 +32,27 @@ struct KernelInfo {
   model::Workload (*workload)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
 };
 
+/// The planner's view of `entry`. Error: its dependences do not form a matrix of its dims.
+Expected<KernelInfo> info_of(const runtime::KernelEntry& entry);
+
+/// The built-in kernels: wave2d, wave3d, wave4d, sw, sor2d, sor3d, sweep3d (in this order).
+const runtime::KernelRegistry& builtin_kernels();
+
 /// The loop nest's extents: (iterations, size...) for a time-loop kernel, else size.
 plan::Index loop_extents(const KernelInfo& k, const plan::Index& size,
                          const exec::ParamValues& params);
 
-/// wave2d/wave3d/wave4d, sw, sor2d/sor3d; an error names the choices.
-Expected<KernelInfo> find_kernel(std::string_view name);
+/// The built-in kernel `name`; an error names the choices.
+Expected<const runtime::KernelEntry*> find_kernel(std::string_view name);
 
-/// "wave2d|wave3d|wave4d|sw"; with a storage, only the kernels of that storage.
-std::string kernel_names(std::optional<exec::Storage> storage = std::nullopt);
+/// The built-in kernels, "wave2d|wave3d|...".
+std::string kernel_names();
 
-/// The kernels `tilepipe run` executes: the resident ones and those with a time loop (sor).
+/// Whether `tilepipe run` executes the kernel: through the entry's run (a plugin's), or its own
+/// call of the door for a built-in resident kernel or one with a time loop (sor); not sw.
+bool runs(const runtime::KernelEntry& k);
+
+/// The built-in kernels `tilepipe run` executes (runs), "a|b".
 std::string run_kernel_names();
 
 }  // namespace tp::app

@@ -100,15 +100,15 @@ Expected<model::ChoiceRequest> PlanOptions::to_choice_request() const {
 }
 
 Expected<model::Workload> PlanOptions::workload() const {
-  if (kernel.empty() || plugin_entry_) return model::Workload{};
-  auto k = find_kernel(kernel);
+  if (kernel.empty()) return model::Workload{};
+  auto k = kernel_entry();
   if (!k) return Unexpected{k.error()};
-  if (!k->workload) return model::Workload{};
+  if (!(*k)->workload) return model::Workload{};
   auto extents = parse_extents(size, "--size");
   if (!extents) return Unexpected{extents.error()};
   auto values = param_values();
   if (!values) return Unexpected{values.error()};
-  return k->workload(*extents, *values);
+  return (*k)->workload(*extents, *values);
 }
 
 Status PlanOptions::load_plugins() {
@@ -174,12 +174,15 @@ std::string PlanOptions::plugin_kernel_names() const {
   return registry_ ? registry_->names() : std::string();
 }
 
+Expected<const runtime::KernelEntry*> PlanOptions::kernel_entry() const {
+  if (plugin_entry_) return plugin_entry_;
+  return find_kernel(kernel);
+}
+
 Expected<KernelInfo> PlanOptions::kernel_info() const {
-  if (!plugin_entry_) return find_kernel(kernel);
-  const runtime::KernelEntry& e = *plugin_entry_;
-  auto matrix = plan::DependenceMatrix::make(e.dims, e.deps);
-  if (!matrix) return Unexpected{matrix.error()};
-  return KernelInfo{e.name, e.storage, e.dims, *matrix, e.params, false, e.check};
+  auto e = kernel_entry();
+  if (!e) return Unexpected{e.error()};
+  return info_of(**e);
 }
 
 Expected<exec::ParamValues> PlanOptions::param_values() const {

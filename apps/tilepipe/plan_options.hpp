@@ -51,6 +51,9 @@ struct PlanOptions {
   int add_plugin_help(CLI::App& app, int argc, char** argv);
   /// The --kernel's entry when --plugin was given (after load_plugins), else nullptr.
   [[nodiscard]] const runtime::KernelEntry* plugin_entry() const { return plugin_entry_; }
+  /// The --kernel's entry: the --plugin's (after load_plugins), else the built-in one (an error
+  /// names the built-in kernels). One path for both from here on (ADR 0023).
+  [[nodiscard]] Expected<const runtime::KernelEntry*> kernel_entry() const;
   /// The --plugin libraries' kernels, "a|b" (after load_plugins).
   [[nodiscard]] std::string plugin_kernel_names() const;
   /// The kernel's parameters from --param (its defaults for the rest); needs --kernel.
@@ -70,7 +73,7 @@ struct PlanOptions {
 
  private:
   Expected<plan::PlanRequest> parse(model::ChoiceRequest* autos) const;
-  /// The --kernel: the plugin's (after load_plugins) or a built-in one.
+  /// The planner's view of kernel_entry().
   Expected<KernelInfo> kernel_info() const;
   std::shared_ptr<runtime::KernelRegistry> registry_;  ///< the --plugin kernels
   const runtime::KernelEntry* plugin_entry_ = nullptr;

@@ -318,8 +318,7 @@ int run_sweep(int argc, char** argv) {
   const runtime::KernelEntry* plugin = problem.plugin_entry();
   if (plugin) {
     if (auto st = check_plugin_probe(*plugin, "sweep"); !st) return report_error(st.error());
-  } else if (auto k = find_kernel(problem.kernel);
-             !k || (k->storage != exec::Storage::resident && !k->time_loop)) {
+  } else if (auto k = problem.kernel_entry(); !k || !runs(**k)) {
     return report_error(Error(
         Errc::invalid_argument,
         "--kernel: tilepipe sweep runs " + run_kernel_names() + ", not '" + problem.kernel + "'"));
@@ -390,11 +389,9 @@ int run_sweep(int argc, char** argv) {
     spec.shapes = *shapes;
     auto values = problem.param_values();
     if (!values) return report_error(values.error());
-    if (plugin) {
-      add_plugin_probe(spec, *plugin, *values);
-    } else {
-      add_builtin_params(spec, problem.kernel, *values);
-    }
+    auto entry = problem.kernel_entry();
+    if (!entry) return report_error(entry.error());
+    add_kernel_probe(spec, **entry, *values);
     spec.compute_ranks =
         static_cast<int>(std::clamp<std::int64_t>(base->nodes * base->cpus, 1, 16));
     spec.slab_points = std::min(

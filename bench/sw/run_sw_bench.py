@@ -98,25 +98,27 @@ def run_two_at_once(exe, q, t, matrix, extra):
     return max(r["seconds"] for r in results), results[0]["score"], results[0].get("simd", "?")
 
 
-def predict(exe, n, one_core_s, tile_args, machine):
-    """The cost model's time for one configuration, from the measured one-core rate.
+def sw_machine_file(machine, n, one_core_s, path):
+    """Writes to `path` the machine file of the model column for one workload of n x n cells.
 
-    The machine file is this machine's calibration (communication, synchronization) with sw's
-    t_comp1 set to the one-core run's seconds per cell: the model then predicts what the pipeline
-    itself costs (fill, drain, faces, steps), not the speed of a core."""
+    It is this machine's calibration (communication, synchronization) with sw's t_comp1 set to
+    the one-core run's seconds per cell: the model then predicts what the pipeline itself costs
+    (fill, drain, faces, steps), not the speed of a core."""
     with open(machine) as f:
         m = json.load(f)
     m["compute"].setdefault("kernels", {})["sw"] = {
         "element_bytes": 4, "t_comp1_ns": one_core_s / (n * n) * 1e9}
-    path = machine + ".sw.json"
     with open(path, "w") as f:
         json.dump(m, f)
-    try:
-        out = subprocess.run([exe, "plan", "--kernel", "sw", "--size", f"{n}x{n}", "--machine",
-                              path, "--json"] + tile_args, check=True, capture_output=True,
-                             text=True).stdout
-    finally:
-        os.remove(path)
+    return path
+
+
+def predict(exe, n, tile_args, sw_machine):
+    """The cost model's time for one configuration, from the workload's machine file
+    (sw_machine_file)."""
+    out = subprocess.run([exe, "plan", "--kernel", "sw", "--size", f"{n}x{n}", "--machine",
+                          sw_machine, "--json"] + tile_args, check=True, capture_output=True,
+                         text=True).stdout
     return json.loads(out)["predicted_s"]
 
 
@@ -223,7 +225,9 @@ def main():
                                              f"{(n + rows - 1) // rows}x{width}",
                                              "--cyclic", str(per_thread)],
                          "tilepipe 2 ranks": ["--nodes", "2", "--cpus", "1", "--tile", "2048"]}
-                predicted = {name: predict(args.tilepipe, n, one_core, a, machine)
+                sw_machine = sw_machine_file(machine, n, one_core,
+                                             os.path.join(tmp, f"{label}_machine.json"))
+                predicted = {name: predict(args.tilepipe, n, a, sw_machine)
                              for name, a in tiles.items()}
                 for name, _ in configs:
                     med = statistics.median(times[name])

@@ -205,6 +205,39 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+/// The signal a fault sends and to whom: a rank or the launcher (number 0: the fault is no
+/// signal).
+struct Signal {
+  int number = 0;
+  bool at_rank = false;
+};
+
+Signal signal_of(Fault f) {
+  switch (f) {
+    case Fault::kill_rank:
+      return {SIGKILL, true};
+    case Fault::stop_rank:
+      return {SIGSTOP, true};
+    case Fault::term_rank:
+      return {SIGTERM, true};
+    case Fault::int_launcher:
+      return {SIGINT, false};
+    case Fault::term_launcher:
+      return {SIGTERM, false};
+    case Fault::hup_launcher:
+      return {SIGHUP, false};
+    case Fault::kill_launcher:
+      return {SIGKILL, false};
+    case Fault::thread_start:
+    case Fault::stop_at_setup:
+    case Fault::rank_throws:
+    case Fault::threads_fail:
+    case Fault::bad_input:
+      return {};
+  }
+  return {};
+}
+
 }  // namespace
 
 const char* name_of(Fault f) {
@@ -294,38 +327,9 @@ bool run_case(const Case& c) {
   const auto started = Clock::now();
   Clock::time_point faulted = started;
   pid_t victim = 0;
-  int sig = 0;
-  switch (c.fault) {
-    case Fault::kill_rank:
-      sig = SIGKILL;
-      break;
-    case Fault::stop_rank:
-      sig = SIGSTOP;
-      break;
-    case Fault::term_rank:
-      sig = SIGTERM;
-      break;
-    case Fault::int_launcher:
-      sig = SIGINT;
-      break;
-    case Fault::term_launcher:
-      sig = SIGTERM;
-      break;
-    case Fault::hup_launcher:
-      sig = SIGHUP;
-      break;
-    case Fault::kill_launcher:
-      sig = SIGKILL;
-      break;
-    case Fault::thread_start:
-    case Fault::stop_at_setup:
-    case Fault::rank_throws:
-    case Fault::threads_fail:
-    case Fault::bad_input:
-      break;
-  }
+  const Signal signal = signal_of(c.fault);
   bool delivered = false;
-  if (sig != 0) {
+  if (signal.number != 0) {
     // Once every rank is up, wait the case's delay, then strike.
     std::vector<pid_t> ranks;
     while (!child.reaped && Clock::now() - started < std::chrono::seconds(10)) {
@@ -336,11 +340,9 @@ bool run_case(const Case& c) {
     const auto strike = Clock::now() + c.delay;
     while (!child.reaped && Clock::now() < strike) child.poll_once(1);
     if (!child.reaped && static_cast<int>(ranks.size()) == c.ranks) {
-      const bool at_rank =
-          c.fault == Fault::kill_rank || c.fault == Fault::stop_rank || c.fault == Fault::term_rank;
-      victim = at_rank ? ranks[static_cast<std::size_t>(c.victim)] : child.pid();
+      victim = signal.at_rank ? ranks[static_cast<std::size_t>(c.victim)] : child.pid();
       faulted = Clock::now();
-      delivered = ::kill(victim, sig) == 0;
+      delivered = ::kill(victim, signal.number) == 0;
     }
   }
   const bool ended = child.wait_end(faulted + c.limit);
@@ -398,7 +400,7 @@ bool run_case(const Case& c) {
   if (c.mpirun) {
     // mpirun ends the job (137/143 for a rank killed by SIGKILL/SIGTERM, 1 otherwise); stderr
     // holds at most one line, tilepipe's, and stdout nothing or the whole result.
-    EXPECT_TRUE(delivered || sig == 0);
+    EXPECT_TRUE(delivered || signal.number == 0);
     if (c.fault == Fault::kill_launcher) {
       // mpirun killed outright: the ranks die with it (no orphan, checked above), nobody speaks.
       EXPECT_TRUE(child.signaled && child.code == 128 + SIGKILL) << child.code;
@@ -475,7 +477,7 @@ bool run_case(const Case& c) {
     case Fault::hup_launcher:
     case Fault::kill_launcher: {
       EXPECT_TRUE(delivered);
-      EXPECT_EQ(child.code, 128 + sig);
+      EXPECT_EQ(child.code, 128 + signal.number);
       if (child.signaled) {
         // Killed outright (SIGKILL, or the signal came before or after the launch): no line.
         EXPECT_TRUE(err.empty()) << child.err;
@@ -486,9 +488,9 @@ bool run_case(const Case& c) {
           return true;
         }
         EXPECT_EQ(err[0], std::string("tilepipe: error: interrupted by ") +
-                              (sig == SIGINT    ? "SIGINT"
-                               : sig == SIGTERM ? "SIGTERM"
-                                                : "SIGHUP") +
+                              (signal.number == SIGINT    ? "SIGINT"
+                               : signal.number == SIGTERM ? "SIGTERM"
+                                                          : "SIGHUP") +
                               ": every rank stopped");
         EXPECT_TRUE(child.out.empty()) << "partial output: " << child.out;
       }

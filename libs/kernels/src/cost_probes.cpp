@@ -1,5 +1,5 @@
 // The built-in kernels' compute probes (cost_probes.hpp) on exec::TileCostProbe and
-// exec::FrontierTileCostProbe.
+// exec::FrontierTileCostProbe (exec::CostProbeOf).
 #include <tilepipe/exec/calibration.hpp>
 #include <tilepipe/kernels/cost_probes.hpp>
 #include <tilepipe/kernels/score_matrix.hpp>
@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <type_traits>
 
 namespace tp::kernels {
 namespace {
@@ -26,29 +27,25 @@ Point<D> cross_point(const std::vector<std::int64_t>& cross, int along) {
   return c;
 }
 
+// The kernel's exec probe (exec::CostProbeOf) over a row of at least slab_points points.
+// make(n) gives the kernel for a space of extents n, or a shared owner of it (its member
+// `kernel`) and of what it refers to (sw's sequences), kept alive with the probe.
 template <class K, class Make>
-Expected<Probe> resident_probe(const std::vector<std::int64_t>& cross, int along,
-                               std::int64_t max_height, std::int64_t slab_points, Make make) {
-  using P = exec::TileCostProbe<K>;
-  const auto n = P::slab_size(cross_point<K::dims>(cross, along), along, max_height,
-                              std::max<std::int64_t>(1, slab_points));
-  Expected<K> kernel = make(n);
-  if (!kernel) return Unexpected{kernel.error()};
-  auto probe = std::make_shared<P>(*kernel, n, along);
-  return Probe([probe](std::int64_t z) { return probe->pass(z); });
-}
-
-template <class K, class Make>
-Expected<Probe> frontier_probe(const std::vector<std::int64_t>& cross, int along,
-                               std::int64_t max_height, std::int64_t slab_points, Make make) {
-  using P = exec::FrontierTileCostProbe<K>;
-  const auto n = P::space_size(cross_point<K::dims>(cross, along), along, max_height,
-                               std::max<std::int64_t>(1, slab_points));
-  auto made =
-      make(n);  // the kernel and what it refers to  if (!made) return Unexpected{made.error()};
-  auto owner = std::move(*made);
-  auto probe = std::make_shared<P>(*owner->kernel, n, along);
-  return Probe([probe, owner](std::int64_t z) { return probe->pass(z); });
+Expected<Probe> row_probe(const std::vector<std::int64_t>& cross, int along,
+                          std::int64_t max_height, std::int64_t slab_points, Make make) {
+  using P = exec::CostProbeOf<K>;
+  const auto n = P::row_size(cross_point<K::dims>(cross, along), along, max_height,
+                             std::max<std::int64_t>(1, slab_points));
+  auto made = make(n);
+  if (!made) return Unexpected{made.error()};
+  if constexpr (std::is_same_v<std::decay_t<decltype(*made)>, K>) {
+    auto probe = std::make_shared<P>(*made, n, along);
+    return Probe([probe](std::int64_t z) { return probe->pass(z); });
+  } else {
+    auto owner = std::move(*made);
+    auto probe = std::make_shared<P>(*owner->kernel, n, along);
+    return Probe([probe, owner](std::int64_t z) { return probe->pass(z); });
+  }
 }
 
 // sor in the executor's (skewed) space of extents e: T = e_0 sweeps over a grid whose skewed
@@ -59,15 +56,15 @@ Expected<Probe> sor_probe(const std::vector<std::int64_t>& cross, int along,
   struct Made {
     std::optional<Sor<S>> kernel;
   };
-  return frontier_probe<Sor<S>>(cross, along, max_height, slab_points,
-                                [](const Point<S + 1>& e) -> Expected<std::shared_ptr<Made>> {
-                                  Point<S> n{};
-                                  for (int s = 0; s < S; ++s)
-                                    n[s] = std::max<std::int64_t>(1, e[s + 1] - e[0] + 1);
-                                  auto k = Sor<S>::make(n, e[0], 1.5);
-                                  if (!k) return Unexpected{k.error()};
-                                  return std::make_shared<Made>(Made{std::move(*k)});
-                                });
+  return row_probe<Sor<S>>(cross, along, max_height, slab_points,
+                           [](const Point<S + 1>& e) -> Expected<std::shared_ptr<Made>> {
+                             Point<S> n{};
+                             for (int s = 0; s < S; ++s)
+                               n[s] = std::max<std::int64_t>(1, e[s + 1] - e[0] + 1);
+                             auto k = Sor<S>::make(n, e[0], 1.5);
+                             if (!k) return Unexpected{k.error()};
+                             return std::make_shared<Made>(Made{std::move(*k)});
+                           });
 }
 
 // sw over random protein sequences of the tiles' lengths (BLOSUM62, gaps 10/1).
@@ -78,7 +75,7 @@ Expected<Probe> sw_probe(const std::vector<std::int64_t>& cross, int along, std:
     std::vector<std::uint8_t> target;
     std::optional<SwKernel> kernel;  // refers to query and target
   };
-  return frontier_probe<SwKernel>(
+  return row_probe<SwKernel>(
       cross, along, max_height, slab_points,
       [](const Point<2>& n) -> Expected<std::shared_ptr<Made>> {
         const ScoreMatrix& matrix = ScoreMatrix::blosum62();
@@ -122,23 +119,23 @@ Expected<Probe> builtin_cost_probe(std::string_view kernel, const std::vector<st
                     " dimensions (wave2d, wave3d, wave4d, sweep3d, sor2d, sor3d and sw have one)");
   }
   if (kernel == "wave2d") {
-    return resident_probe<Wave<2>>(cross, along, max_height, slab_points,
-                                   [](const Point<2>& n) { return Wave<2>::make(n); });
+    return row_probe<Wave<2>>(cross, along, max_height, slab_points,
+                              [](const Point<2>& n) { return Wave<2>::make(n); });
   }
   if (kernel == "wave3d") {
-    return resident_probe<Wave<3>>(cross, along, max_height, slab_points,
-                                   [](const Point<3>& n) { return Wave<3>::make(n); });
+    return row_probe<Wave<3>>(cross, along, max_height, slab_points,
+                              [](const Point<3>& n) { return Wave<3>::make(n); });
   }
   if (kernel == "wave4d") {
-    return resident_probe<Wave<4>>(cross, along, max_height, slab_points,
-                                   [](const Point<4>& n) { return Wave<4>::make(n); });
+    return row_probe<Wave<4>>(cross, along, max_height, slab_points,
+                              [](const Point<4>& n) { return Wave<4>::make(n); });
   }
   if (kernel == "sweep3d") {
     Sweep3dParams p;
     if (params != nullptr) p = sweep3d_params_of(*params);
     p.iterations = 1;
-    return resident_probe<Sweep3d>(cross, along, max_height, slab_points,
-                                   [&p](const Point<3>& n) { return Sweep3d::make(n, p); });
+    return row_probe<Sweep3d>(cross, along, max_height, slab_points,
+                              [&p](const Point<3>& n) { return Sweep3d::make(n, p); });
   }
   if (kernel == "sor2d") return sor_probe<2>(cross, along, max_height, slab_points);
   if (kernel == "sor3d") return sor_probe<3>(cross, along, max_height, slab_points);

@@ -42,6 +42,13 @@ std::string KernelRegistry::names() const {
   return names;
 }
 
+std::vector<const KernelEntry*> KernelRegistry::entries() const {
+  std::vector<const KernelEntry*> out;
+  out.reserve(entries_.size());
+  for (const auto& slot : entries_) out.push_back(&slot.entry);
+  return out;
+}
+
 Status load_plugin(const std::string& path, KernelRegistry& registry) {
   const auto refuse = [&](const std::string& why) {
     return Unexpected{Error::about("plugin", Errc::invalid_argument, path + ": " + why)};

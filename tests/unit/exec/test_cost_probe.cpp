@@ -45,7 +45,7 @@ struct RecordingKernel {
 };
 
 TEST(FrontierTileCostProbe, walks_a_row_of_tiles_passing_each_face_to_the_next) {
-  const Point<2> size = FrontierTileCostProbe<RecordingKernel>::space_size({3, 1}, 1, 4, 50);
+  const Point<2> size = FrontierTileCostProbe<RecordingKernel>::row_size({3, 1}, 1, 4, 50);
   EXPECT_EQ(size[0], 3);
   EXPECT_EQ(size[1] % 4, 0);
   EXPECT_GE(size[0] * size[1], 50);

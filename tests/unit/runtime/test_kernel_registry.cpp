@@ -20,6 +20,8 @@ TEST(KernelRegistry, entry_carries_the_kernels_plan_information) {
   EXPECT_EQ(e.deps, (std::vector<std::vector<std::int64_t>>{{1, 0}, {0, 1}, {1, 1}}));
   ASSERT_EQ(e.params.size(), 2u);
   EXPECT_EQ(e.params[1].name, "alphabet");
+  EXPECT_FALSE(e.time_loop);       // what only a built-in kernel declares (ADR 0023)
+  EXPECT_EQ(e.workload, nullptr);  // one sweep for the cost model
   // Frontier: the probe walks a row of tiles of the plugin's kernel (seconds per point).
   ASSERT_NE(e.cost_probe, nullptr);
   auto defaults = tp::exec::ParamValues::parse(e.params, {});
@@ -34,6 +36,31 @@ TEST(KernelRegistry, entry_carries_the_kernels_plan_information) {
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().message, "alphabet=300 must be 1..256");
   EXPECT_FALSE(e.check({10, 10, 10}, *bad));  // three extents for a 2-D kernel
+}
+
+/// lcs declaring a workload for the cost model: two sweeps, 4-byte faces.
+struct TwoSweepLcs : lcs::Lcs {
+  static tp::model::Workload workload(const tp::plan::Index& size, const tp::exec::ParamValues&) {
+    tp::model::Workload w;
+    w.sweeps = 2;
+    w.element_bytes = 4;
+    w.between_sweep_bytes = size[0];
+    return w;
+  }
+};
+
+TEST(KernelRegistry, a_kernel_types_workload_reaches_its_entry) {
+  const auto e = tp::runtime::describe_entry<TwoSweepLcs>("lcs2");
+  EXPECT_EQ(e.name, "lcs2");
+  EXPECT_EQ(e.deps, make_entry<lcs::Lcs>("lcs").deps);
+  ASSERT_NE(e.workload, nullptr);
+  auto defaults = tp::exec::ParamValues::parse(e.params, {});
+  ASSERT_TRUE(defaults);
+  const tp::model::Workload w = e.workload({70, 50}, *defaults);
+  EXPECT_EQ(w.sweeps, 2);
+  EXPECT_EQ(w.element_bytes, 4);
+  EXPECT_EQ(w.between_sweep_bytes, 70);
+  EXPECT_EQ(e.check, nullptr);  // describe_entry: no entry points
 }
 
 TEST(KernelRegistry, entry_runs_the_door_and_reports_the_result_as_text) {
@@ -62,6 +89,10 @@ TEST(KernelRegistry, names_are_unique_and_find_lists_them) {
   EXPECT_EQ(again.error().option, "plugin");
   EXPECT_EQ(again.error().message, "c.so: kernel 'lcs' is registered already (from a.so)");
   EXPECT_EQ(registry.names(), "lcs|lcs2");
+  const auto entries = registry.entries();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0]->name, "lcs");
+  EXPECT_EQ(entries[1]->name, "lcs2");
   auto found = registry.find("lcs2");
   ASSERT_TRUE(found);
   EXPECT_EQ((*found)->name, "lcs2");

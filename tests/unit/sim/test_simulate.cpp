@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../plan_request.hpp"
+
 #include <cmath>
 #include <map>
 
@@ -40,18 +42,12 @@ Machine simple(SendMode mode = SendMode::serial, double latency_us = 0) {
   return m;
 }
 
+/// The unit-dependence plan of tp::test::height_request, mapped along the last dimension.
 Plan make_plan(tp::plan::Index size, std::int64_t height, std::int64_t nodes, std::int64_t cpus,
                ScheduleKind s = ScheduleKind::overlap, GroupingKind g = GroupingKind::hyperplane) {
-  PlanRequest r;
-  r.size = size;
-  r.deps = DependenceMatrix::unit(static_cast<int>(size.size()));
-  r.tile_height = height;
-  r.nodes = nodes;
-  r.cpus = cpus;
-  r.map_dim = static_cast<int>(size.size());
-  r.schedule = s;
-  r.grouping = g;
-  auto p = Plan::make(r);
+  const int map_dim = static_cast<int>(size.size());
+  auto p =
+      Plan::make(tp::test::height_request(std::move(size), height, nodes, cpus, s, g, {}, map_dim));
   EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().message);
   return *p;
 }

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../plan_request.hpp"
+
 #include <set>
 
 namespace sim_cyclic_test {
@@ -14,11 +16,9 @@ namespace sim_cyclic_test {
 using tp::model::Machine;
 using tp::model::Seconds;
 using tp::model::SendMode;
-using tp::plan::DependenceMatrix;
 using tp::plan::GroupingKind;
 using tp::plan::Index;
 using tp::plan::Plan;
-using tp::plan::PlanRequest;
 using tp::plan::ScheduleKind;
 using tp::sim::SimOptions;
 using tp::sim::simulate;
@@ -46,17 +46,9 @@ tp::Expected<Plan> cyclic_plan(Index size, std::int64_t height, std::int64_t nod
                                std::int64_t cpus, Index cyclic,
                                ScheduleKind s = ScheduleKind::overlap,
                                GroupingKind g = GroupingKind::hyperplane) {
-  PlanRequest r;
-  r.size = std::move(size);
-  r.deps = DependenceMatrix::unit(static_cast<int>(r.size.size()));
-  r.tile_height = height;
-  r.nodes = nodes;
-  r.cpus = cpus;
-  r.map_dim = static_cast<int>(r.size.size());
-  r.schedule = s;
-  r.grouping = g;
-  r.cyclic = std::move(cyclic);
-  return Plan::make(r);
+  const int map_dim = static_cast<int>(size.size());
+  return Plan::make(tp::test::height_request(std::move(size), height, nodes, cpus, s, g,
+                                             std::move(cyclic), map_dim));
 }
 
 double sim_s(const Plan& plan, const Machine& m, SimOptions o = {}) {

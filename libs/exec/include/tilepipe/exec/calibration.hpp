@@ -34,6 +34,21 @@ Point<D> row_of_tiles(const Point<D>& cross, int along, Index max_height, Index 
   n[along] = tall * max_height;
   return n;
 }
+
+/// Calls tile(box, t) for t = 0..tiles-1, box the t-th tile of height z of `row` along `along`
+/// from its low corner, where tiles = row's extent along `along` / z (>= 1); returns tiles.
+template <int D, class F>
+Index walk_row(Box<D> row, int along, Index z, F&& tile) {
+  const Index tiles = row.extent(along) / z;
+  TP_EXPECTS(z >= 1 && tiles >= 1);
+  const Index lo = row.lo[along];
+  for (Index t = 0; t < tiles; ++t) {
+    row.lo[along] = lo + t * z;
+    row.hi[along] = row.lo[along] + z;
+    tile(static_cast<const Box<D>&>(row), t);
+  }
+  return tiles;
+}
 }  // namespace detail
 
 /// Measures a resident kernel's cost per point on tiles of one cross-section and any height,
@@ -50,7 +65,7 @@ class TileCostProbe {
 
   /// The slab's extents (the interior; the kernel must accept them): `cross` in the other
   /// dimensions, along `along` a multiple of max_height with at least 2 tiles and slab_points.
-  static Point<D> slab_size(const Point<D>& cross, int along, Index max_height, Index slab_points) {
+  static Point<D> row_size(const Point<D>& cross, int along, Index max_height, Index slab_points) {
     return detail::row_of_tiles<D>(cross, along, max_height, slab_points);
   }
 
@@ -72,19 +87,13 @@ class TileCostProbe {
   /// One timed pass with tiles of height z (1 <= z <= the slab's length): seconds per point.
   double pass(Index z) {
     using Clock = std::chrono::steady_clock;
-    const Index tiles = space_.extent(along_) / z;
-    TP_EXPECTS(z >= 1 && tiles >= 1);
     Index cross_points = 1;
     for (int d = 0; d < D; ++d) {
       if (d != along_) cross_points *= space_.extent(d);
     }
     const auto a = Clock::now();
-    for (Index t = 0; t < tiles; ++t) {
-      Box<D> box = space_;
-      box.lo[along_] = 1 + t * z;
-      box.hi[along_] = box.lo[along_] + z;
-      kernel_.compute_tile(box, view());
-    }
+    const Index tiles = detail::walk_row(
+        space_, along_, z, [&](const Box<D>& box, Index) { kernel_.compute_tile(box, view()); });
     const double s = std::chrono::duration<double>(Clock::now() - a).count();
     return s / static_cast<double>(tiles * z * cross_points);
   }
@@ -112,7 +121,7 @@ class FrontierTileCostProbe {
 
   /// The space's extents (the kernel must accept them): `cross` in the other dimensions, along
   /// `along` a multiple of max_height with at least 2 tiles and `points` points.
-  static Point<D> space_size(const Point<D>& cross, int along, Index max_height, Index points) {
+  static Point<D> row_size(const Point<D>& cross, int along, Index max_height, Index points) {
     return detail::row_of_tiles<D>(cross, along, max_height, points);
   }
 
@@ -126,23 +135,21 @@ class FrontierTileCostProbe {
   /// One pass with tiles of height z (1 <= z <= the extent along `along`): seconds per point.
   double pass(Index z) {
     using Clock = std::chrono::steady_clock;
-    const Index tiles = size_[along_] / z;
-    TP_EXPECTS(z >= 1 && tiles >= 1);
-    Box<D> box;
+    TP_EXPECTS(z >= 1 && z <= size_[along_]);
+    Box<D> row;
     for (int d = 0; d < D; ++d) {
-      box.lo[d] = 1;
-      box.hi[d] = 1 + size_[d];
+      row.lo[d] = 1;
+      row.hi[d] = 1 + size_[d];
     }
-    box.hi[along_] = 1 + z;
+    Box<D> first = row;
+    first.hi[along_] = 1 + z;
     for (int d = 0; d < D; ++d) {
-      const auto n = kernel_.face_size(d, box);
+      const auto n = kernel_.face_size(d, first);
       for (auto* v : {&in_[d], &out_[d]}) v->resize(std::max(v->size(), n));
     }
     double seconds = 0;
     Index points = 0;
-    for (Index t = 0; t < tiles; ++t) {
-      box.lo[along_] = 1 + t * z;
-      box.hi[along_] = box.lo[along_] + z;
+    detail::walk_row(row, along_, z, [&](const Box<D>& box, Index t) {
       FaceSet<const F, D> in;
       FaceSet<F, D> out;
       for (int d = 0; d < D; ++d) {
@@ -156,7 +163,7 @@ class FrontierTileCostProbe {
       seconds += std::chrono::duration<double>(Clock::now() - a).count();
       points += box.volume();
       std::swap(in_[along_], out_[along_]);  // the next tile's face along `along`
-    }
+    });
     return seconds / static_cast<double>(points);
   }
 
@@ -167,6 +174,24 @@ class FrontierTileCostProbe {
   std::array<std::vector<F>, D> in_;
   std::array<std::vector<F>, D> out_;
 };
+
+namespace detail {
+template <class K>
+struct CostProbeOf;
+template <ResidentKernel K>
+struct CostProbeOf<K> {
+  using type = TileCostProbe<K>;
+};
+template <FrontierKernel K>
+struct CostProbeOf<K> {
+  using type = FrontierTileCostProbe<K>;
+};
+}  // namespace detail
+
+/// The cost probe of kernel K: TileCostProbe for a resident kernel, FrontierTileCostProbe for a
+/// frontier one (both built from row_size(...), the kernel and `along`; pass(z) times a pass).
+template <Kernel K>
+using CostProbeOf = typename detail::CostProbeOf<K>::type;
 
 /// How `time_round_trips` runs: batches of round trips between ranks 0 and 1.
 struct RoundTripOptions {

@@ -6,6 +6,8 @@
 //   static constexpr std::array<tp::exec::ParamSpec, N> params{...};   // --param, with help
 //   static tp::Expected<K> make(const tp::plan::Index& size, const tp::exec::ParamValues& p);
 //   static std::string format_result(const result_type& r);           // the result as text
+//   static tp::model::Workload workload(const tp::plan::Index& size,  // sweeps and faces for
+//                                       const tp::exec::ParamValues& p);  // the cost model
 // Without make() the kernel is default-constructed and takes any size.
 #pragma once
 
@@ -37,6 +39,16 @@ template <class K>
 concept HasFormatResult = requires(const typename K::result_type& r) {
   { K::format_result(r) } -> std::convertible_to<std::string>;
 };
+
+template <class K>
+concept HasWorkload = requires(const plan::Index& size, const exec::ParamValues& p) {
+  { K::workload(size, p) } -> std::convertible_to<model::Workload>;
+};
+
+template <class K>
+model::Workload workload_entry(const plan::Index& size, const exec::ParamValues& p) {
+  return K::workload(size, p);
+}
 
 template <class K>
 std::span<const exec::ParamSpec> params_of() {
@@ -151,32 +163,35 @@ Expected<CostProbe> probe_entry(const std::vector<std::int64_t>& cross, int alon
     c[d] = d == along ? 1 : cross[static_cast<std::size_t>(d)];
     if (c[d] < 1) return fail(Errc::invalid_argument, "a probe's extents must be >= 1");
   }
-  if constexpr (exec::ResidentKernel<K>) {
-    const auto n = exec::TileCostProbe<K>::slab_size(c, along, max_height, slab_points);
-    auto k = make_kernel<K>(plan::Index(n.begin(), n.end()), p);
-    if (!k) return Unexpected{k.error()};
-    auto probe = std::make_shared<exec::TileCostProbe<K>>(*k, n, along);
-    return CostProbe([probe](std::int64_t z) { return probe->pass(z); });
-  } else {
-    const auto n = exec::FrontierTileCostProbe<K>::space_size(c, along, max_height, slab_points);
-    auto k = make_kernel<K>(plan::Index(n.begin(), n.end()), p);
-    if (!k) return Unexpected{k.error()};
-    auto probe = std::make_shared<exec::FrontierTileCostProbe<K>>(*k, n, along);
-    return CostProbe([probe](std::int64_t z) { return probe->pass(z); });
-  }
+  using P = exec::CostProbeOf<K>;
+  const auto n = P::row_size(c, along, max_height, slab_points);
+  auto k = make_kernel<K>(plan::Index(n.begin(), n.end()), p);
+  if (!k) return Unexpected{k.error()};
+  auto probe = std::make_shared<P>(*k, n, along);
+  return CostProbe([probe](std::int64_t z) { return probe->pass(z); });
 }
 
 }  // namespace detail
 
-/// The entry points of kernel type K under `name` (static storage: a string literal).
+/// What kernel type K says of itself under `name` (static storage: a string literal): storage,
+/// dims, dependences, declared parameters and workload, without check, run and probe (make_entry
+/// adds them; the built-in kernels add their own).
 template <exec::Kernel K>
-KernelEntry make_entry(std::string_view name) {
+KernelEntry describe_entry(std::string_view name) {
   KernelEntry e;
   e.name = name;
   e.storage = K::storage;
   e.dims = K::dims;
   for (const auto& dep : K::deps) e.deps.emplace_back(dep.begin(), dep.end());
   e.params = detail::params_of<K>();
+  if constexpr (detail::HasWorkload<K>) e.workload = &detail::workload_entry<K>;
+  return e;
+}
+
+/// The entry points of kernel type K under `name` (static storage: a string literal).
+template <exec::Kernel K>
+KernelEntry make_entry(std::string_view name) {
+  KernelEntry e = describe_entry<K>(name);
   e.check = &detail::check_entry<K>;
   e.run = &detail::run_entry<K>;
   e.cost_probe = &detail::probe_entry<K>;

@@ -7,6 +7,7 @@
 #include <tilepipe/exec/kernel_params.hpp>
 #include <tilepipe/exec/run_report.hpp>
 #include <tilepipe/exec/trace.hpp>
+#include <tilepipe/model/cost_model.hpp>
 #include <tilepipe/runtime/run_options.hpp>
 #include <tilepipe/support/expected.hpp>
 
@@ -22,9 +23,10 @@
 namespace tp::runtime {
 
 /// The version of the plugin ABI: the layout of PluginTable, KernelEntry and of every type its
-/// entry points take or return (RunOptions, RunReport and what they hold). Raised whenever one of
-/// them changes; a plugin built for another version is refused at load (docs/adr/0006).
-inline constexpr std::uint32_t plugin_abi_version = 2;
+/// entry points take or return (RunOptions, RunReport, model::Workload and what they hold). Raised
+/// whenever one of them changes; a plugin built for another version is refused at load
+/// (docs/adr/0006).
+inline constexpr std::uint32_t plugin_abi_version = 3;
 
 /// A run's report whatever the kernel's result type: RunResult with the result as text.
 struct RunReport {
@@ -45,13 +47,16 @@ struct RunReport {
 using CostProbe = std::function<double(std::int64_t height)>;
 
 /// One kernel behind type-erased entry points, instantiated where the kernel's type is known
-/// (make_entry in kernel_entry.hpp; inside the plugin for a plugin's kernel).
+/// (make_entry in kernel_entry.hpp; inside the plugin for a plugin's kernel). The built-in
+/// kernels are entries too (ADR 0023).
 struct KernelEntry {
   std::string_view name;
   exec::Storage storage = exec::Storage::resident;
-  int dims = 0;
-  std::vector<std::vector<std::int64_t>> deps;  ///< the kernel's dependence vectors (>= 0)
-  std::span<const exec::ParamSpec> params;      ///< what --param may set (may be empty)
+  int dims = 0;  ///< of the loop nest (with the time loop, if any)
+  /// The loop nest's dependence vectors: make_entry's are the kernel's (>= 0); negative
+  /// components (sor's) make the plan run in a skewed space.
+  std::vector<std::vector<std::int64_t>> deps;
+  std::span<const exec::ParamSpec> params;  ///< what --param may set (may be empty)
   /// Checks a space of `size` and the parameters as the kernel's make() does (bad input).
   Status (*check)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
   /// Makes the kernel and runs it through the door (runtime::run) over 1..size[d].
@@ -64,6 +69,13 @@ struct KernelEntry {
   Expected<CostProbe> (*cost_probe)(const std::vector<std::int64_t>& cross, int along,
                                     std::int64_t max_height, std::int64_t slab_points,
                                     const exec::ParamValues& params) = nullptr;
+  /// The first dimension is a time loop whose extent is the parameter "iterations": a size
+  /// given to check (and --size) has dims - 1 extents. false for make_entry's.
+  bool time_loop = false;
+  /// What the kernel adds to its plan's pipeline for the cost model (sweeps, face elements):
+  /// make_entry's is K::workload where K declares it; nullptr: one sweep, faces of the machine
+  /// file's elements.
+  model::Workload (*workload)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
 };
 
 /// What a plugin exports through its one extern "C" symbol `tilepipe_plugin_table` (a function
@@ -88,6 +100,8 @@ class KernelRegistry {
   [[nodiscard]] Expected<const KernelEntry*> find(std::string_view name) const;
   /// "a|b|c", in the order added.
   [[nodiscard]] std::string names() const;
+  /// The entries, in the order added.
+  [[nodiscard]] std::vector<const KernelEntry*> entries() const;
   [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
 
  private:
