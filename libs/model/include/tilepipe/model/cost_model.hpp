@@ -60,9 +60,11 @@ struct StepTime {
   std::int64_t messages = 0;     ///< messages a node sends per step (one per successor node)
   std::int64_t face_bytes = 0;   ///< bytes a node sends per step
   Seconds t_start{0};            ///< CPU time starting the step's sends
-  Seconds t_comm{0};             ///< transfer of the step's messages (latency + bytes/bandwidth)
-  Seconds t_sync{0};             ///< synchronization with the neighbours
-  Seconds comm_thread_comp{0};   ///< comm_thread: the communication thread's share of the work
+  /// Transfer of the step's messages (latency + bytes/bandwidth; with pipeline hops the link's
+  /// occupancy bytes/bandwidth, the latency being paid once per hop).
+  Seconds t_comm{0};
+  Seconds t_sync{0};            ///< synchronization with the neighbours
+  Seconds comm_thread_comp{0};  ///< comm_thread: the communication thread's share of the work
   Seconds hop{0};   ///< overlap, ModelOptions::pipeline_hops: a face's hand-over between nodes
   Seconds step{0};  ///< the step's length
   bool compute_bound = true;  ///< the computation, not the transfer, sets the step (overlap)
