@@ -133,7 +133,7 @@ def smith_waterman():
 
 
 def simulation():
-    d = newest("bench/sim/results/*")
+    d = newest("bench/sim/results/[0-9]*")  # compare_sim.py; not cyclic-*, scaling-*
     j = json.load(open(os.path.join(d, "results.json")))
     sim = [abs(r["sim_error"]) for r in j["rows"]]
     mod = [abs(r["model_error"]) for r in j["rows"]]

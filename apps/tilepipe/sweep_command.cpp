@@ -286,6 +286,9 @@ int run_sweep(int argc, char** argv) {
   app.add_option("--size", problem.size, "iteration space extents, e.g. 12x12x524288")->required();
   app.add_option("--nodes", problem.nodes, "nodes (local ranks), default 2");
   app.add_option("--cpus", problem.cpus, "CPUs (threads) per node, default 1");
+  app.add_option("--cyclic", problem.cyclic,
+                 "block-cyclic factor of every run and prediction (K, or 2x3: one per "
+                 "non-mapping dimension, as for tilepipe run); default 1");
   app.add_option("--tile-heights", heights,
                  "A:B (A, 2A, 4A, ... and B) or a comma list, e.g. 256:65536")
       ->required();
@@ -333,6 +336,11 @@ int run_sweep(int argc, char** argv) {
   auto schemes = parse_schemes(schemes_text);
   if (!schemes) return report_error(schemes.error());
   problem.tile = "2";
+  if (problem.cyclic == "auto") {
+    return report_error(Error(Errc::invalid_argument,
+                              "--cyclic auto: tilepipe sweep runs the factors it is given (K, or "
+                              "one per non-mapping dimension: 2x3)"));
+  }
   auto base = problem.to_request();
   if (!base) return report_error(base.error());
   auto base_plan = plan::Plan::make(*base);
@@ -472,6 +480,7 @@ int run_sweep(int argc, char** argv) {
                                     "--size",     problem.size,
                                     "--nodes",    std::to_string(base->nodes),
                                     "--cpus",     std::to_string(base->cpus),
+                                    "--cyclic",   problem.cyclic,
                                     "--tile",     std::to_string(pt.height),
                                     "--schedule", std::string(plan::to_string(pt.scheme.schedule)),
                                     "--grouping", std::string(plan::to_string(pt.scheme.grouping)),

@@ -13,12 +13,13 @@ for the plot (the system's python3-matplotlib: run with /usr/bin/python3).
 """
 
 import argparse
-import csv
 import json
 import os
 import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import benchlib  # noqa: E402
 
 
 def simulate(exe, machine, size, height, nodes, cyclic):
@@ -81,27 +82,11 @@ def main():
                       f"sim {sim:.4g} s pred {r['predicted_s']:.4g} s "
                       f"x{r['sim_speedup']:.3f} (model: C={choice})", flush=True)
 
-    with open(os.path.join(args.outdir, "cyclic.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
-    sha = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True).stdout.strip()
-    with open(os.path.join(args.outdir, "context.txt"), "w") as f:
-        f.write(f"git {sha}\ndate {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
-        f.write("sim_speedup = simulated_s(C = 1) / simulated_s(C)\n")
-        f.write("\n".join(commands) + "\n")
-    plot(rows, os.path.join(args.outdir, "cyclic.png"))
+    benchlib.write_results(args.outdir, "cyclic", rows, commands,
+                           ["sim_speedup = simulated_s(C = 1) / simulated_s(C)"], plot)
 
 
-def plot(rows, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not found: no plot (use /usr/bin/python3)", file=sys.stderr)
-        return
+def plot(plt, rows, path):
     machines = list(dict.fromkeys(r["machine"] for r in rows))
     fig, axes = plt.subplots(1, len(machines), figsize=(5.5 * len(machines), 4.2), squeeze=False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -122,7 +107,6 @@ def plot(rows, path):
         ax.legend(fontsize=8, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -14,12 +14,14 @@ the plot (the system's python3-matplotlib: run with /usr/bin/python3).
 """
 
 import argparse
-import csv
 import json
 import os
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import benchlib  # noqa: E402
 
 
 def mesh_of(p):
@@ -93,27 +95,11 @@ def main():
                       f"pred {r['predicted_s']:.4g} s E {r['efficiency']:.3f} ({wall:.1f} s)",
                       flush=True)
 
-    with open(os.path.join(args.outdir, "scaling.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
-    sha = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True).stdout.strip()
-    with open(os.path.join(args.outdir, "context.txt"), "w") as f:
-        f.write(f"git {sha}\ndate {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
-        f.write("efficiency = points x t_comp1 / (nodes x simulated_s)\n")
-        f.write("\n".join(commands) + "\n")
-    plot(rows, os.path.join(args.outdir, "scaling.png"))
+    benchlib.write_results(args.outdir, "scaling", rows, commands,
+                           ["efficiency = points x t_comp1 / (nodes x simulated_s)"], plot)
 
 
-def plot(rows, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not found: no plot (use /usr/bin/python3)", file=sys.stderr)
-        return
+def plot(plt, rows, path):
     fig, (ax_e, ax_h) = plt.subplots(1, 2, figsize=(11, 4.2))
     styles = {"strong": "-", "weak": "--"}
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -143,7 +129,6 @@ def plot(rows, path):
     fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path, dpi=120)
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

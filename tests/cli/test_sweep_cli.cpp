@@ -76,6 +76,46 @@ TEST(SweepCli, json_has_one_object_per_point_and_the_models_choice) {
   std::filesystem::remove(csv);
 }
 
+TEST(SweepCli, cyclic_runs_and_predicts_every_point_with_the_factor) {
+  // Seed 000's SCI machine file relabelled for shm, so that no calibration runs: each point's
+  // run and prediction are `tilepipe plan --cyclic 2`'s (steps; the time, hops included).
+  const auto machine = temp_path("sweep-cyclic-machine.json");
+  {
+    std::ifstream in(std::string(TILEPIPE_SOURCE_DIR) +
+                     "/tests/data/machines/seed000-sci-cluster.json");
+    auto m = nlohmann::json::parse(in);
+    m["transport"] = "shm";
+    std::ofstream(machine) << m.dump();
+  }
+  auto r = sweep({"--kernel",       "wave2d",
+                  "--size",         "32x256",
+                  "--nodes",        "2",
+                  "--tile-heights", "32:64",
+                  "--schemes",      "overlap+hyperplane",
+                  "--repeat",       "1",
+                  "--sync",         "block",
+                  "--cyclic",       "2",
+                  "--machine",      machine,
+                  "--json",         "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto top = tp::test::without_preamble(nlohmann::json::parse(r.out), "sweep");
+  ASSERT_GE(top["results"].size(), 2u);
+  for (const auto& o : top["results"]) {
+    const std::string h = std::to_string(o["tile_height"].get<std::int64_t>());
+    auto p = tilepipe({"plan", "--kernel", "wave2d", "--size", "32x256", "--nodes", "2", "--tile",
+                       h, "--cyclic", "2", "--machine", machine, "--json"});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    const auto j = nlohmann::json::parse(p.out);
+    EXPECT_EQ(j["cyclic"], nlohmann::json::array({2})) << h;
+    EXPECT_EQ(o["steps"], j["steps"]) << h;
+    // The sweep predicts with fill and drain (docs/model.md): the first and last of the overlap
+    // schedule's steps cost t_comp alone.
+    const double edges = 2 * (j["step_s"].get<double>() - j["step_time"]["t_comp_s"].get<double>());
+    EXPECT_NEAR(o["predicted_s"].get<double>(), j["predicted_s"].get<double>() - edges, 1e-12) << h;
+  }
+  std::filesystem::remove(machine);
+}
+
 struct BadSweep {
   std::vector<std::string> args;
   std::string message;  ///< a trailing '*' matches any rest of the line
@@ -145,7 +185,12 @@ INSTANTIATE_TEST_SUITE_P(
                      "--transport shm`"},
         BadSweep{
             {"--tile-heights", "16:64", "--kernel", "sw"},
-            "--kernel: tilepipe sweep runs wave2d|wave3d|wave4d|sor2d|sor3d|sweep3d, not 'sw'"}),
+            "--kernel: tilepipe sweep runs wave2d|wave3d|wave4d|sor2d|sor3d|sweep3d, not 'sw'"},
+        BadSweep{{"--tile-heights", "16:64", "--cyclic", "auto"},
+                 "--cyclic auto: tilepipe sweep runs the factors it is given (K, or one per "
+                 "non-mapping dimension: 2x3)"},
+        BadSweep{{"--tile-heights", "16:64", "--cyclic", "0"},
+                 "--cyclic dimension 1: 0 must be >= 1"}),
     [](const ::testing::TestParamInfo<BadSweep>& param) {
       return "case" + std::to_string(param.index);
     });

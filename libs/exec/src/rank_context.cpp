@@ -25,8 +25,7 @@ Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dim
 
 Status check_cyclic(const plan::Plan& plan, const PipelineOptions& options, bool sweep_hook,
                     bool frontier) {
-  return cyclic_support(plan, options.keep_values, static_cast<bool>(options.initial_rows),
-                        sweep_hook && options.sweeps > 1, frontier);
+  return cyclic_support(plan, sweep_hook && options.sweeps > 1, frontier);
 }
 
 int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index max_n,
@@ -44,8 +43,7 @@ int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index ma
 
 }  // namespace detail
 
-Status cyclic_support(const plan::Plan& plan, bool keep_values, bool initial_values,
-                      bool hook_between_sweeps, bool frontier) {
+Status cyclic_support(const plan::Plan& plan, bool hook_between_sweeps, bool frontier) {
   if (!plan.is_cyclic()) return {};
   const auto refuse = [](const std::string& what) {
     return fail(Errc::invalid_argument,
@@ -53,8 +51,6 @@ Status cyclic_support(const plan::Plan& plan, bool keep_values, bool initial_val
                     " yet (a rank's rows of tiles are not one box); use a cyclic factor of 1");
   };
   if (frontier) return refuse("frontier kernels");
-  if (keep_values) return refuse("keeping the computed array");
-  if (initial_values) return refuse("initial values from an array");
   if (hook_between_sweeps) return refuse("kernels that change their array between sweeps");
   return {};
 }

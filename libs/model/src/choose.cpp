@@ -253,6 +253,8 @@ Expected<Choice> choose(const ChoiceRequest& request, const Machine& machine) {
 
   const auto evaluate = [&](plan::PlanRequest r) -> std::optional<Evaluated> {
     ModelOptions o = request.options;
+    // Cyclic factors are compared with the hop the cycles repeat (block plans included).
+    if (request.auto_cyclic) o.pipeline_hops = true;
     const bool vertical = r.grouping == plan::GroupingKind::vertical;
     const bool hyper_overlap = !vertical && r.schedule == plan::ScheduleKind::overlap;
     if (!vertical) o.subtiles = 0;

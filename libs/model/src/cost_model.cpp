@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace tp::model {
 
@@ -96,6 +97,63 @@ void finish_step(StepTime& s, bool overlap, bool comm_thread, std::int64_t cpus)
                              ? balanced - fixed
                              : std::max(Seconds{0}, work - (fixed + s.t_comm) * (m - 1));
   }
+}
+
+// The overlap schedule's sweep in steps of `s.step`, with each hand-over between nodes charged
+// as the pipeline's hop rather than the schedule's two steps (docs/model.md, "The hop"): the
+// corner formula of the plan's schedule (plan::Cycles, ADR 0018) in seconds. Along a non-mapping
+// dimension k, f_k(v) (the block time of row v) advances one step per row inside a node and two
+// across a node boundary (floor(v / m_k) boundaries up to row v); each boundary costs hop instead
+// of 2 steps when p_k > 1 (a face message), and the cycle stride is L'_k = max(f'_k(P_k), the
+// inner span) in seconds as L_k is in steps. Returns the sweep's length in steps (a fraction);
+// plan.steps() for a plan without hand-overs.
+double hop_steps(const plan::Plan& plan, const StepTime& s) {
+  const int n = plan.space().dims();
+  const int i = plan.map_dim();
+  const auto& counts = plan.tile_space().counts();
+  const plan::Cycles& cycles = plan.schedule().cycles();
+  const double step = s.step.count();
+  const double saved = 2 * step - s.hop.count();  // per hand-over
+  const auto unit = [&](int k, std::int64_t v) {
+    plan::Index e(static_cast<std::size_t>(n), 0);
+    e[static_cast<std::size_t>(k)] = v;
+    return plan.time_of(e);
+  };
+  std::vector<std::int64_t> p(static_cast<std::size_t>(n), 1), m(p);
+  std::size_t f = 0;
+  for (int k = 0; k < n; ++k) {
+    if (k == i) continue;
+    p[static_cast<std::size_t>(k)] = plan.mesh()[f];
+    m[static_cast<std::size_t>(k)] = plan.cpu_grid()[f];
+    ++f;
+  }
+  // f'_k(v) in seconds, 0 <= v <= P_k (v = P_k: the wrap to the next cycle's first node).
+  const auto block = [&](int k, std::int64_t v, std::int64_t period) {
+    const auto kk = static_cast<std::size_t>(k);
+    const std::int64_t t = v == period && period > 0 ? unit(k, v - 1) + 2 : unit(k, v);
+    const std::int64_t crossings = p[kk] > 1 ? v / m[kk] : 0;
+    return static_cast<double>(t) * step - static_cast<double>(crossings) * saved;
+  };
+  std::vector<double> stride(static_cast<std::size_t>(n), 0);
+  double span = static_cast<double>(counts[static_cast<std::size_t>(i)]) * step;
+  for (int k = n; k-- > 0;) {
+    const auto kk = static_cast<std::size_t>(k);
+    if (k == i || cycles.period.empty() || cycles.period[kk] == 0) continue;
+    const std::int64_t period = cycles.period[kk];
+    stride[kk] = std::max(block(k, period, period), span);
+    const std::int64_t factor = (counts[kk] + period - 1) / period;
+    span += static_cast<double>(factor - 1) * stride[kk];
+  }
+  double last = static_cast<double>(counts[static_cast<std::size_t>(i)] - 1) * step;
+  for (int k = 0; k < n; ++k) {
+    const auto kk = static_cast<std::size_t>(k);
+    if (k == i) continue;
+    const std::int64_t j = counts[kk] - 1;
+    const std::int64_t period = cycles.period.empty() ? 0 : cycles.period[kk];
+    const std::int64_t y = period > 0 ? j / period : 0;
+    last += block(k, j - y * period, period) + static_cast<double>(y) * stride[kk];
+  }
+  return last / step + 1;
 }
 
 }  // namespace
@@ -193,6 +251,19 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
     s.t_sync = machine.t_sync;
   }
 
+  // The overlap pipeline hands a face from node to node in one hop: the sender starts it, it
+  // flies, the receiver computes its tile (docs/model.md, "The hop"). Along the pipeline only the
+  // link's occupancy repeats every step: the latency is paid once per hop, not every step.
+  const bool hops = overlap && !options.comm_thread &&
+                    (options.pipeline_hops || plan.is_cyclic()) && s.messages > 0 &&
+                    plan.tile_space().is_box();
+  Seconds hop_latency{0};
+  if (hops) {
+    hop_latency = machine.link.latency *
+                  (machine.send_mode == SendMode::serial ? static_cast<double>(s.messages) : 1.0);
+    hop_latency = std::min(hop_latency, s.t_comm);
+    s.t_comm -= hop_latency;
+  }
   finish_step(s, overlap, options.comm_thread, plan.cpus());
   // One sweep: every step at full length, or (edge_steps) fill and drain at t_comp alone:
   // overlap sends in step s the faces computed in step s - 1, so step 0 sends nothing; in both
@@ -200,8 +271,13 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
   if (options.edge_steps && s.messages > 0) {
     p.edge_steps = std::min<std::int64_t>(p.steps, overlap ? 2 : 1);
   }
-  const auto sweep_time = [&](const StepTime& st, Seconds compute_only) {
-    return st.step * static_cast<double>(p.steps - p.edge_steps) +
+  const auto sweep_time = [&](StepTime& st, Seconds compute_only) {
+    double steps = static_cast<double>(p.steps);
+    if (hops) {
+      st.hop = st.t_start + st.t_comm + hop_latency + st.t_comp;
+      if (st.step.count() > 0) steps = hop_steps(plan, st);
+    }
+    return st.step * (steps - static_cast<double>(p.edge_steps)) +
            compute_only * static_cast<double>(p.edge_steps);
   };
   p.sweep = sweep_time(s, options.comm_thread ? s.alpha : s.t_comp);

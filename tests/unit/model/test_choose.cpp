@@ -289,7 +289,9 @@ std::pair<double, tp::plan::Index> brute_force_cyclic(PlanRequest r, const Machi
     r.cyclic = c;
     auto plan = Plan::make(r);
     if (!plan) continue;
-    auto p = tp::model::predict(*plan, m, {});
+    tp::model::ModelOptions o;
+    o.pipeline_hops = true;  // every candidate with the hop, the block plan included
+    auto p = tp::model::predict(*plan, m, o);
     if (p && p->total.count() < best.first) best = {p->total.count(), c};
   }
   return best;

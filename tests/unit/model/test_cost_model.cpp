@@ -419,7 +419,7 @@ Plan cyclic_plan(Index size, std::int64_t cyclic) {
   return *p;
 }
 
-TEST(CostModelCyclic, every_cycles_fill_and_the_wrap_are_steps_charged_as_an_interior_nodes) {
+TEST(CostModelCyclic, every_cycles_fill_and_the_wrap_are_hops_and_steps_of_an_interior_node) {
   // ADR 0018's example: 16x64, tile 8, 2 nodes, c = 2: 4 rows of 4 x 8 tiles, X = 8 along the
   // mapping dimension, f(x) = 2 x, L = max(f(2), X) = 8; steps (c - 1) L + f(1) + X = 18. Node 1
   // sends its first cycle's faces over the wrap to node 0 every step, as node 0 sends to node 1:
@@ -431,18 +431,27 @@ TEST(CostModelCyclic, every_cycles_fill_and_the_wrap_are_steps_charged_as_an_int
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p->step.messages, 1);
   EXPECT_EQ(p->step.face_bytes, 8 * 4);
-  const double step = 10 * us + std::max(4 * 8 * 39.6 * ns, 8 * 4 / 84.12e6) + 20 * us;
-  EXPECT_NEAR(p->total.count(), 18 * step, 1e-15);
-  // The block mapping: 10 steps of 8 x 8 tiles.
+  const double t_comp = 4 * 8 * 39.6 * ns;
+  const double t_comm = 8 * 4 / 84.12e6;
+  const double step = 10 * us + std::max(t_comp, t_comm) + 20 * us;
+  // A cyclic plan's hand-overs between nodes are hops (docs/model.md, "The hop"): t_start +
+  // t_comm + t_comp. In seconds, f'(1) = hop, f'(2) = 2 hop (the wrap), L' = max(2 hop, 8 steps)
+  // = 8 steps; the last tile (row 3 = cycle 1, row 1; j_i = 7) at hop + 8 + 7 steps, + its step.
+  const double hop = 10 * us + t_comm + t_comp;
+  EXPECT_NEAR(p->step.hop.count(), hop, 1e-15);
+  EXPECT_NEAR(p->total.count(), 16 * step + hop, 1e-15);
+  // The block mapping keeps the seeds' formula: 10 steps of 8 x 8 tiles.
   const Plan one = cyclic_plan({16, 64}, 1);
   ASSERT_EQ(one.steps(), 10);
   EXPECT_NEAR(predict(one, m, {})->total.count(), 10 * (10 * us + 8 * 8 * 39.6 * ns + 20 * us),
               1e-15);
-  // Short rows (16x16: X = 2 < f(2) = 4): the second cycle waits for the wrap, L = 4; steps
-  // L + f(1) + X = 8, each charged in full.
+  // Short rows (16x16: X = 2 < f(2) = 4): the schedule's second cycle waits for the wrap, L = 4,
+  // 8 steps; in seconds the wrap (2 hops) comes before node 0 ends its row (2 steps), so
+  // L' = 2 steps and the time hop + 2 + 1 steps + the last step.
   const Plan fill = cyclic_plan({16, 16}, 2);
   ASSERT_EQ(fill.steps(), 8);
-  EXPECT_NEAR(predict(fill, m, {})->total.count(), 8 * step, 1e-15);
+  ASSERT_LT(2 * hop, 2 * step);
+  EXPECT_NEAR(predict(fill, m, {})->total.count(), 4 * step + hop, 1e-15);
 }
 
 }  // namespace cost_model_cyclic

@@ -9,6 +9,11 @@
 #include <tilepipe/exec/probes.hpp>
 #include <tilepipe/exec/rank_context.hpp>
 
+#include <algorithm>
+#include <array>
+#include <utility>
+#include <vector>
+
 namespace tp::exec {
 
 namespace detail {
@@ -56,31 +61,87 @@ Box<D> owned_box(const RankLayout<D>& layout) {
   return box;
 }
 
-/// The values of the rank's tiles into the outcome.
+/// The points a rank computes as disjoint boxes, in row-major order of their corners: its tiles'
+/// bounding box for a block plan; for a block-cyclic plan (ADR 0018) one box per cycle vector,
+/// the product over the dimensions of the intervals its rows cover (its tiles are the product of
+/// one set of tile indices per dimension, as the mapping is). None for an idle rank. O(T log T)
+/// for T tiles.
+template <int D>
+std::vector<Box<D>> owned_boxes(const RankLayout<D>& layout) {
+  if (layout.steps.empty()) return {};
+  std::array<std::vector<std::pair<Index, Index>>, D> spans;
+  Index tiles_volume = 0;
+  for (const auto& s : layout.steps) {
+    for (const auto& task : s.tasks) {
+      tiles_volume += task.box.volume();
+      for (int d = 0; d < D; ++d) spans[d].emplace_back(task.box.lo[d], task.box.hi[d]);
+    }
+  }
+  for (auto& v : spans) {  // merged into disjoint intervals: tiles that meet or overlap join
+    std::sort(v.begin(), v.end());
+    std::vector<std::pair<Index, Index>> merged;
+    for (const auto& [lo, hi] : v) {
+      if (!merged.empty() && lo <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, hi);
+      } else {
+        merged.emplace_back(lo, hi);
+      }
+    }
+    v = std::move(merged);
+  }
+  std::vector<Box<D>> boxes;
+  std::array<std::size_t, D> at{};
+  Index volume = 0;
+  for (;;) {
+    Box<D> b;
+    for (int d = 0; d < D; ++d) {
+      b.lo[d] = spans[d][at[d]].first;
+      b.hi[d] = spans[d][at[d]].second;
+    }
+    volume += b.volume();
+    boxes.push_back(b);
+    int d = D - 1;
+    while (d >= 0 && ++at[d] == spans[d].size()) at[d--] = 0;
+    if (d < 0) break;
+  }
+  TP_ASSERT(volume == tiles_volume);  // the tiles are a product of intervals and tile the boxes
+  return boxes;
+}
+
+/// The values of the rank's tiles into the outcome: its boxes (owned_boxes) one after another,
+/// each row-major.
 template <class T, int D, class Outcome>
 void keep_rank_values(const RankLayout<D>& layout, const SlabView<T, D>& slab, Outcome& outcome) {
-  const Box<D> box = owned_box(layout);
-  outcome.values_lo.assign(box.lo.begin(), box.lo.end());
-  outcome.values_hi.assign(box.hi.begin(), box.hi.end());
-  outcome.values.resize(static_cast<std::size_t>(box.volume()) * sizeof(T));
-  pack<T, D>(slab, box,
-             std::span<T>(reinterpret_cast<T*>(outcome.values.data()),
-                          static_cast<std::size_t>(box.volume())));
+  const std::vector<Box<D>> boxes = owned_boxes(layout);
+  Index volume = 0;
+  for (const Box<D>& box : boxes) {
+    outcome.values_lo.insert(outcome.values_lo.end(), box.lo.begin(), box.lo.end());
+    outcome.values_hi.insert(outcome.values_hi.end(), box.hi.begin(), box.hi.end());
+    volume += box.volume();
+  }
+  outcome.values.resize(static_cast<std::size_t>(volume) * sizeof(T));
+  T* at = reinterpret_cast<T*>(outcome.values.data());
+  for (const Box<D>& box : boxes) {
+    const auto n = static_cast<std::size_t>(box.volume());
+    pack<T, D>(slab, box, std::span<T>(at, n));
+    at += n;
+  }
 }
 
 /// The initial values of the rank's points from `initial` (PipelineOptions::initial_rows), row by
-/// row into the slab.
+/// row of its boxes (owned_boxes) into the slab.
 template <class T, int D>
 Status fill_initial(const RankLayout<D>& layout, const SlabView<T, D>& slab,
                     const InitialRows& initial, int rank) {
-  const Box<D> box = owned_box(layout);
-  const auto n = static_cast<std::size_t>(box.extent(D - 1));
   Status st;
-  for_each_row(box, [&](const Point<D>& first) {
-    if (st)
-      st = initial(std::span<const Index>(first),
-                   std::as_writable_bytes(std::span(slab.at(first), n)));
-  });
+  for (const Box<D>& box : owned_boxes(layout)) {
+    const auto n = static_cast<std::size_t>(box.extent(D - 1));
+    for_each_row(box, [&](const Point<D>& first) {
+      if (st)
+        st = initial(std::span<const Index>(first),
+                     std::as_writable_bytes(std::span(slab.at(first), n)));
+    });
+  }
   if (!st) return Unexpected{st.error().rank >= 0 ? st.error() : st.error().on_rank(rank)};
   return {};
 }

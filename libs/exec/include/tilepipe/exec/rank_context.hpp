@@ -65,18 +65,18 @@ struct RankOutcome {
   R result{};
   RankReport report;
   std::vector<Span> spans;
-  /// With PipelineOptions::keep_values: the box of the points this rank computed (1-based,
-  /// half-open, a bound per dimension) and their values in row-major order, as bytes.
+  /// With PipelineOptions::keep_values: the boxes of the points this rank computed (1-based,
+  /// half-open, D bounds per box one box after another: one box for a block plan, one per cycle
+  /// for a block-cyclic one) and their values, box after box, each in row-major order, as bytes.
   std::vector<Index> values_lo, values_hi;
   std::vector<std::byte> values;
 };
 
 /// Why a block-cyclic plan (docs/adr/0018-block-cyclic-rows.md) cannot run, or success: a
-/// rank's rows of tiles are then not one box, and what treats them as one (keeping or loading the
-/// rank's values, a kernel hook between sweeps, the frontier pipeline's local face slots) is not
-/// implemented for it. Always success for a block plan.
-Status cyclic_support(const plan::Plan& plan, bool keep_values, bool initial_values,
-                      bool hook_between_sweeps, bool frontier);
+/// rank's rows of tiles are then several boxes (owned_boxes in pipeline.hpp), and what treats them
+/// as one (a kernel hook between sweeps, which is given the rank's box; the frontier pipeline's
+/// local face slots) is not implemented for it. Always success for a block plan.
+Status cyclic_support(const plan::Plan& plan, bool hook_between_sweeps, bool frontier);
 
 namespace detail {
 

@@ -42,6 +42,12 @@ struct ModelOptions {
   /// step (nothing left to send) move no face and cost t_comp alone. Off: the seeds' formulas,
   /// every one of the P steps at full length (docs/model.md, "Fill and drain").
   bool edge_steps = false;
+  /// Overlap schedule: a face's hand-over from node to node costs the pipeline's hop (t_start +
+  /// t_comm + t_comp: the sender starts it, it flies, the receiver computes its tile) instead of
+  /// the schedule's two steps, as the executor and the simulator run it (docs/model.md, "The
+  /// hop"). Always on for a block-cyclic plan (every cycle repeats the fill) and for every
+  /// candidate of an automatic cyclic factor; off: the seeds' formulas. Not with comm_thread.
+  bool pipeline_hops = false;
   Workload workload{};  ///< sweeps, the kernel's faces
 };
 
@@ -54,11 +60,14 @@ struct StepTime {
   std::int64_t messages = 0;     ///< messages a node sends per step (one per successor node)
   std::int64_t face_bytes = 0;   ///< bytes a node sends per step
   Seconds t_start{0};            ///< CPU time starting the step's sends
-  Seconds t_comm{0};             ///< transfer of the step's messages (latency + bytes/bandwidth)
-  Seconds t_sync{0};             ///< synchronization with the neighbours
-  Seconds comm_thread_comp{0};   ///< comm_thread: the communication thread's share of the work
-  Seconds step{0};               ///< the step's length
-  bool compute_bound = true;     ///< the computation, not the transfer, sets the step (overlap)
+  /// Transfer of the step's messages (latency + bytes/bandwidth; with pipeline hops the link's
+  /// occupancy bytes/bandwidth, the latency being paid once per hop).
+  Seconds t_comm{0};
+  Seconds t_sync{0};            ///< synchronization with the neighbours
+  Seconds comm_thread_comp{0};  ///< comm_thread: the communication thread's share of the work
+  Seconds hop{0};   ///< overlap, ModelOptions::pipeline_hops: a face's hand-over between nodes
+  Seconds step{0};  ///< the step's length
+  bool compute_bound = true;  ///< the computation, not the transfer, sets the step (overlap)
 };
 
 /// A plan's predicted completion time.
@@ -70,7 +79,8 @@ struct Prediction {
   StepTime step;
   Seconds total{0};             ///< sweeps x sweep + (sweeps - 1) x between (one sweep: sweep)
   std::int64_t edge_steps = 0;  ///< k: steps without communication counted at t_comp alone
-  /// One sweep: steps x step (edge_steps: (steps - k) x step + k x t_comp).
+  /// One sweep: steps x step (edge_steps: (steps - k) x step + k x t_comp; with pipeline hops,
+  /// the steps less the schedule's two steps per hand-over between nodes plus one hop each).
   Seconds sweep{0};
   std::int64_t sweeps = 1;       ///< Workload::sweeps
   std::int64_t copy_sweeps = 0;  ///< Workload::copy_sweeps

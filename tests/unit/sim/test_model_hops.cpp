@@ -1,0 +1,146 @@
+// The closed formula's hand-over between nodes (ModelOptions::pipeline_hops, docs/model.md "The
+// hop") against the simulator: block and block-cyclic plans on seed 000's SCI cluster and on a
+// machine whose faces fly 200 us, within 5%; by hand on a block plan; off, the seeds' formula;
+// always on for cyclic plans.
+#include <tilepipe/model/cost_model.hpp>
+#include <tilepipe/sim/simulate.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace model_hops_test {
+
+using tp::model::Machine;
+using tp::model::ModelOptions;
+using tp::model::Seconds;
+using tp::model::SendMode;
+using tp::plan::DependenceMatrix;
+using tp::plan::GroupingKind;
+using tp::plan::Index;
+using tp::plan::Plan;
+using tp::plan::PlanRequest;
+using tp::plan::ScheduleKind;
+
+/// Seed 000's SCI cluster (tests/data/machines/seed000-sci-cluster.json).
+Machine sci() {
+  Machine m;
+  m.name = "seed000-sci-cluster";
+  m.host_bound = false;
+  m.transport = "sci-dma";
+  m.compute.t_comp1 = Seconds{39.6e-9};
+  m.compute.element_bytes = 4;
+  m.t_start = Seconds{49.2e-6};
+  m.t_sync = Seconds{75.2e-6};
+  m.t_sync_in = Seconds{11e-6};
+  m.link.latency = Seconds{0};
+  m.link.bandwidth_bytes_per_s = 84.12e6;
+  m.send_mode = SendMode::queued;
+  return m;
+}
+
+/// The SCI cluster with 200 us of latency per face: the flight is a large part of the hop.
+Machine far() {
+  Machine m = sci();
+  m.name = "far";
+  m.link.latency = Seconds{200e-6};
+  return m;
+}
+
+/// An overlap plan of unit dependences mapped along the last dimension.
+Plan make_plan(Index size, std::int64_t height, std::int64_t nodes, std::int64_t cpus, Index cyclic,
+               GroupingKind g = GroupingKind::hyperplane) {
+  PlanRequest r;
+  r.size = std::move(size);
+  r.deps = DependenceMatrix::unit(static_cast<int>(r.size.size()));
+  r.tile_height = height;
+  r.nodes = nodes;
+  r.cpus = cpus;
+  r.map_dim = static_cast<int>(r.size.size());
+  r.schedule = ScheduleKind::overlap;
+  r.grouping = g;
+  r.cyclic = std::move(cyclic);
+  auto p = Plan::make(r);
+  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().message);
+  return std::move(*p);
+}
+
+double predicted_s(const Plan& plan, const Machine& m, bool hops = true) {
+  ModelOptions o;
+  o.pipeline_hops = hops;
+  auto p = tp::model::predict(plan, m, o);
+  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().message);
+  return p ? p->total.count() : -1;
+}
+
+double simulated_s(const Plan& plan, const Machine& m) {
+  auto r = tp::sim::simulate(plan, m, {});
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+  return r ? r->simulated.count() : -1;
+}
+
+TEST(ModelHops, a_block_plan_charges_each_hand_over_one_hop) {
+  // 16 nodes x 1 CPU, 8 tiles per row: 38 steps, 15 hand-overs on the corner path, each the
+  // schedule's 2 steps; with hops (38 - 30) steps + 15 hops, the hop t_start + t_comm + t_comp.
+  const Plan plan = make_plan({8192, 1024}, 128, 16, 1, {});
+  ASSERT_EQ(plan.steps(), 38);
+  ModelOptions o;
+  o.pipeline_hops = true;
+  auto p = tp::model::predict(plan, sci(), o);
+  ASSERT_TRUE(p.has_value());
+  const auto& s = p->step;
+  EXPECT_DOUBLE_EQ(s.hop.count(), (s.t_start + s.t_comm + s.t_comp).count());
+  EXPECT_NEAR(p->total.count(), 8 * s.step.count() + 15 * s.hop.count(), 1e-12);
+  // Off: every step at full length (the seeds' formula).
+  o.pipeline_hops = false;
+  auto seeds = tp::model::predict(plan, sci(), o);
+  ASSERT_TRUE(seeds.has_value());
+  EXPECT_DOUBLE_EQ(seeds->total.count(), 38 * seeds->step.step.count());
+  EXPECT_DOUBLE_EQ(seeds->step.hop.count(), 0);
+}
+
+TEST(ModelHops, cycles_on_one_node_have_no_hand_over) {
+  // A cyclic plan is always charged with hops; on one node its steps are the plan's.
+  const Plan plan = make_plan({64, 4096}, 256, 1, 2, {3});
+  auto p = tp::model::predict(plan, sci(), {});
+  ASSERT_TRUE(p.has_value());
+  EXPECT_NEAR(p->total.count(), static_cast<double>(plan.steps()) * p->step.step.count(),
+              1e-12 * p->total.count());
+}
+
+TEST(ModelHops, cyclic_plans_agree_with_the_simulator_within_5_percent) {
+  struct Case {
+    Index size;
+    std::int64_t height, nodes, cpus;
+    Index cyclic;
+    GroupingKind grouping;
+  };
+  const auto hyper = GroupingKind::hyperplane;
+  const std::vector<Case> cases = {
+      // docs/model.md "Block-cyclic plans against the formula": a fill of 30 steps, 8 tiles a row.
+      {{8192, 1024}, 128, 16, 1, {1}, hyper},
+      {{8192, 1024}, 128, 16, 1, {2}, hyper},
+      {{8192, 1024}, 128, 16, 1, {4}, hyper},
+      // Short rows against the fill, and a cycle longer than the fill.
+      {{256, 512}, 64, 8, 1, {4}, hyper},
+      {{512, 8192}, 64, 4, 1, {2}, hyper},
+      // Two CPUs per node, a 2-D mesh with cycles along both dimensions, vertical grouping.
+      {{512, 2048}, 128, 4, 2, {3}, hyper},
+      {{64, 64, 1024}, 64, 4, 1, {2, 2}, hyper},
+      {{512, 2048}, 128, 4, 2, {2}, GroupingKind::vertical},
+  };
+  for (const Machine& m : {sci(), far()}) {
+    for (const Case& c : cases) {
+      const Plan plan = make_plan(c.size, c.height, c.nodes, c.cpus, c.cyclic, c.grouping);
+      const double sim = simulated_s(plan, m);
+      const double model = predicted_s(plan, m);
+      std::string what = m.name + " " + std::to_string(plan.steps()) + " steps, cyclic";
+      for (auto f : plan.cyclic()) what += " " + std::to_string(f);
+      EXPECT_LT(std::abs(model / sim - 1), 0.05)
+          << what << ": model " << model << " s, simulated " << sim << " s";
+    }
+  }
+}
+
+}  // namespace model_hops_test
