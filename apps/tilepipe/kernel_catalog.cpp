@@ -48,7 +48,8 @@ KernelInfo describe_sor(std::string_view name) {
   return KernelInfo{name, K::storage, K::dims, *deps, kernels::sor_params, true, check, workload};
 }
 
-// sweep3d: each octant's sweep runs in the reflected grid, dependences e_1, e_2, e_3.
+// sweep3d: each octant's sweep runs in the reflected grid, dependences e_1, e_2, e_3; paired
+// (the default), octants o and o | 4 run as one sweep over I x J x 2K (ADR 0021).
 KernelInfo describe_sweep3d() {
   KernelInfo k = describe<kernels::Sweep3d>("sweep3d");
   k.params = kernels::sweep3d_params;
@@ -57,19 +58,25 @@ KernelInfo describe_sweep3d() {
     if (!made) return Unexpected{made.error()};
     return {};
   };
-  // 8 T + 1 executor sweeps, the last one copying phi; faces of whole cells; between two sweeps
-  // at most every cell's p_o (and from the second iteration on its source) changes rank.
+  k.space = [](const plan::Index& size, const exec::ParamValues& p) {
+    return plan::Index{size[0], size[1],
+                       kernels::sweep3d_params_of(p).paired != 0 ? 2 * size[2] : size[2]};
+  };
+  // 8 T + 1 executor sweeps (paired: 4 T + 1 over the doubled space), the last one copying phi;
+  // faces of whole cells; between two sweeps at most every point's p_o (and from the second
+  // iteration on its source) changes rank.
   k.workload = [](const plan::Index& size, const exec::ParamValues& p) {
     const kernels::Sweep3dParams params = kernels::sweep3d_params_of(p);
     model::Workload w;
     if (params.iterations < 1 || params.iterations > kernels::sweep3d_max_iterations) return w;
-    w.sweeps = 8 * params.iterations + 1;
+    const std::int64_t halves = params.paired != 0 ? 2 : 1;
+    w.sweeps = 8 / halves * params.iterations + 1;
     w.copy_sweeps = 1;
     w.element_bytes = sizeof(kernels::Sweep3dCell);
-    const auto cells = checked_mul(checked_mul(size[0], size[1]).value_or(0), size[2]);
+    const auto points = checked_mul(checked_mul(size[0], size[1]).value_or(0), size[2] * halves);
     const std::int64_t values = params.iterations > 1 ? 2 : 1;
     w.between_sweep_bytes =
-        checked_mul(cells.value_or(0), values * std::int64_t{sizeof(double)}).value_or(0);
+        checked_mul(points.value_or(0), values * std::int64_t{sizeof(double)}).value_or(0);
     return w;
   };
   return k;
@@ -98,6 +105,7 @@ Expected<KernelInfo> find_kernel(std::string_view name) {
 
 plan::Index loop_extents(const KernelInfo& k, const plan::Index& size,
                          const exec::ParamValues& params) {
+  if (k.space != nullptr) return k.space(size, params);
   if (!k.time_loop) return size;
   plan::Index e{params.integer("iterations")};
   e.insert(e.end(), size.begin(), size.end());

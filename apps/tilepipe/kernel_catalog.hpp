@@ -29,9 +29,13 @@ struct KernelInfo {
   /// What the kernel adds to its plan's pipeline for the cost model (sweeps, face elements);
   /// nullptr: one sweep, faces of the machine file's elements.
   model::Workload (*workload)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
+  /// The executor's space when it is not the loop nest's (sweep3d paired: I x J x 2K); nullptr:
+  /// loop_extents.
+  plan::Index (*space)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
 };
 
-/// The loop nest's extents: (iterations, size...) for a time-loop kernel, else size.
+/// The space the executor runs: (iterations, size...) for a time-loop kernel, the kernel's own
+/// where it says (KernelInfo::space), else size.
 plan::Index loop_extents(const KernelInfo& k, const plan::Index& size,
                          const exec::ParamValues& params);
 
