@@ -205,6 +205,16 @@ TEST(Sweep3dCli, run_predicts_its_sweeps) {
   std::filesystem::remove(path);
 }
 
+// `run --kernel sweep3d --help` lists the kernel's parameters, paired among them.
+TEST(Sweep3dCli, help_lists_the_parameters) {
+  auto r = tilepipe({"run", "--kernel", "sweep3d", "--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Kernel 'sweep3d' parameters, --param NAME=VALUE:\n"), std::string::npos);
+  EXPECT_NE(r.out.find("\n  paired (an integer, default 1): 1: octants o and o | 4 as one sweep"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Sweep3dCli, bad_input_is_one_line_and_exit_2) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{"--size", "4x4x4", "--param", "angles=2"},
