@@ -252,6 +252,10 @@ void Sweep3d::compute_tile(const Box<3>& box,
     const bool start_sums = octant == 0;
     const bool keep = p_.paired != 0 && octant >= 4;
     double* sums = keep ? state_->later[sz(octant - 4)].data() : state_->sum.data();
+    // Octant 7's points whose cells' phi this sweep finishes (State::folded).
+    const Box<3> fold = st.fused && octant == 7 && p_.paired != 0
+                            ? intersect(part, lift(reflect(st.folded, octant), h))
+                            : Box<3>{};
     // The second half's first points along k start from vacuum (the point below is the other
     // octant's).
     const bool from_vacuum = h == 1 && part.lo[2] == n_[2] + 1;
@@ -285,7 +289,24 @@ void Sweep3d::compute_tile(const Box<3>& box,
       }
       double* at = sums + home;
       if (keep) {
-        for (Index k = a; k < b; ++k, at += back) *at = row[k].value;
+        // [fa, fb) within [a, b): phi = (((sum + p_4) + p_5) + p_6) + p_7 (p_3 is in the sum).
+        Index fa = b;
+        Index fb = b;
+        if (!fold.empty() && first[0] >= fold.lo[0] && first[0] < fold.hi[0] &&
+            first[1] >= fold.lo[1] && first[1] < fold.hi[1]) {
+          fa = fold.lo[2] - first[2];
+          fb = fold.hi[2] - first[2];
+        }
+        for (Index k = a; k < b; ++k, at += back) {
+          if (k >= fa && k < fb) {
+            const auto y = static_cast<std::size_t>(at - sums);
+            double& s = state_->sum[y];
+            s = (((s + state_->later[0][y]) + state_->later[1][y]) + state_->later[2][y]) +
+                row[k].value;
+          } else {
+            *at = row[k].value;
+          }
+        }
       } else {
         for (Index k = a; k < b; ++k, at += back) {
           *at = (start_sums ? 0.0 : *at) + row[k].value;
@@ -344,6 +365,8 @@ Status Sweep3d::learn_boxes(const Box<3>& owned, comm::World& world) const {
   st.sum.resize(sz(st.home.volume()));
   if (p_.paired != 0) {
     for (auto& l : st.later) l.resize(sz(st.home.volume()));
+    st.folded =
+        intersect(intersect(st.home, reflect(half_of(owned, 0), 3)), reflect(half_of(owned, 1), 7));
   }
   return {};
 }
@@ -434,14 +457,30 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
   st.fused = true;
   const bool last_of_iteration = finished % per == per - 1;
   if (p_.paired != 0 && last_of_iteration) {
-    // p_3 is in every sum: phi = (((sum + p_4) + p_5) + p_6) + p_7, the order.
+    // p_3 is in every sum: phi = (((sum + p_4) + p_5) + p_6) + p_7, the order, for the
+    // home cells the sweep did not finish (State::folded).
     double* sum = st.sum.data();
     const double* p4 = st.later[0].data();
     const double* p5 = st.later[1].data();
     const double* p6 = st.later[2].data();
     const double* p7 = st.later[3].data();
-    for (std::size_t c = 0; c < st.sum.size(); ++c)
-      sum[c] = (((sum[c] + p4[c]) + p5[c]) + p6[c]) + p7[c];
+    const Box<3>& folded = st.folded;
+    const Index len = home.extent(2);
+    exec::for_each_row(home, [&](const Point<3>& first) {
+      Index fa = len;
+      Index fb = len;
+      if (!folded.empty() && first[0] >= folded.lo[0] && first[0] < folded.hi[0] &&
+          first[1] >= folded.lo[1] && first[1] < folded.hi[1]) {
+        fa = folded.lo[2] - first[2];
+        fb = folded.hi[2] - first[2];
+      }
+      const Index y0 = offset_in(home, first);
+      for (Index k = 0; k < len; ++k) {
+        if (k >= fa && k < fb) continue;
+        const auto c = sz(y0 + k);
+        sum[c] = (((sum[c] + p4[c]) + p5[c]) + p6[c]) + p7[c];
+      }
+    });
   }
   const int next = done;
   if (next >= per * p_.iterations) return {};  // the final sweep writes the sums (phi)

@@ -158,6 +158,10 @@ class Sweep3d {
     std::vector<double> prev;   ///< phi of the home cells in the previous iteration
     /// Paired: p_4..p_7 of the home cells, kept until p_3 is in `sum` (phi's order).
     std::array<std::vector<double>, 4> later;
+    /// Paired: the home cells whose octant 3 and octant 7 points are both this rank's (all of
+    /// them on one rank). The sweep itself finishes their phi at octant 7's point, which follows
+    /// octant 3's in its column (the dependence across k = K), after p_3 is in the sum.
+    Box<3> folded;
     /// Per point of mine whose cell is at home on another rank, the source of its cell in the
     /// octant swept (received from that home; the cells at home here take Q + C * prev in the
     /// sweep).
