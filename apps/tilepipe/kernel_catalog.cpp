@@ -65,7 +65,8 @@ runtime::KernelEntry describe_sor() {
   return k;
 }
 
-// sweep3d: each octant's sweep runs in the reflected grid, dependences e_1, e_2, e_3.
+// sweep3d: each octant's sweep runs in the reflected grid, dependences e_1, e_2, e_3; paired
+// (the default), octants o and o | 4 run as one sweep over I x J x 2K (ADR 0021).
 runtime::KernelEntry describe_sweep3d() {
   runtime::KernelEntry k = describe_builtin<kernels::Sweep3d, sweep3d_name>();
   k.params = kernels::sweep3d_params;
@@ -74,19 +75,25 @@ runtime::KernelEntry describe_sweep3d() {
     if (!made) return Unexpected{made.error()};
     return {};
   };
-  // 8 T + 1 executor sweeps, the last one copying phi; faces of whole cells; between two sweeps
-  // at most every cell's p_o (and from the second iteration on its source) changes rank.
+  k.space = [](const plan::Index& size, const exec::ParamValues& p) {
+    return plan::Index{size[0], size[1],
+                       kernels::sweep3d_params_of(p).paired != 0 ? 2 * size[2] : size[2]};
+  };
+  // 8 T + 1 executor sweeps (paired: 4 T + 1 over the doubled space), the last one copying phi;
+  // faces of whole cells; between two sweeps at most every point's p_o (and from the second
+  // iteration on its source) changes rank.
   k.workload = [](const plan::Index& size, const exec::ParamValues& p) {
     const kernels::Sweep3dParams params = kernels::sweep3d_params_of(p);
     model::Workload w;
     if (params.iterations < 1 || params.iterations > kernels::sweep3d_max_iterations) return w;
-    w.sweeps = 8 * params.iterations + 1;
+    const std::int64_t halves = params.paired != 0 ? 2 : 1;
+    w.sweeps = 8 / halves * params.iterations + 1;
     w.copy_sweeps = 1;
     w.element_bytes = sizeof(kernels::Sweep3dCell);
-    const auto cells = checked_mul(checked_mul(size[0], size[1]).value_or(0), size[2]);
+    const auto points = checked_mul(checked_mul(size[0], size[1]).value_or(0), size[2] * halves);
     const std::int64_t values = params.iterations > 1 ? 2 : 1;
     w.between_sweep_bytes =
-        checked_mul(cells.value_or(0), values * std::int64_t{sizeof(double)}).value_or(0);
+        checked_mul(points.value_or(0), values * std::int64_t{sizeof(double)}).value_or(0);
     return w;
   };
   return k;
@@ -114,7 +121,8 @@ const runtime::KernelRegistry& builtin_kernels() {
 Expected<KernelInfo> info_of(const runtime::KernelEntry& e) {
   auto deps = plan::DependenceMatrix::make(e.dims, e.deps);
   if (!deps) return Unexpected{deps.error()};
-  return KernelInfo{e.name, e.storage, e.dims, *deps, e.params, e.time_loop, e.check, e.workload};
+  return KernelInfo{e.name,      e.storage, e.dims,     *deps,  e.params,
+                    e.time_loop, e.check,   e.workload, e.space};
 }
 
 Expected<const runtime::KernelEntry*> find_kernel(std::string_view name) {
@@ -125,6 +133,7 @@ Expected<const runtime::KernelEntry*> find_kernel(std::string_view name) {
 
 plan::Index loop_extents(const KernelInfo& k, const plan::Index& size,
                          const exec::ParamValues& params) {
+  if (k.space != nullptr) return k.space(size, params);
   if (!k.time_loop) return size;
   plan::Index e{params.integer("iterations")};
   e.insert(e.end(), size.begin(), size.end());

@@ -30,6 +30,9 @@ struct KernelInfo {
   /// What the kernel adds to its plan's pipeline for the cost model (sweeps, face elements);
   /// nullptr: one sweep, faces of the machine file's elements.
   model::Workload (*workload)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
+  /// The executor's space when it is not the loop nest's (sweep3d paired: I x J x 2K); nullptr:
+  /// loop_extents.
+  plan::Index (*space)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
 };
 
 /// The planner's view of `entry`. Error: its dependences do not form a matrix of its dims.
@@ -38,7 +41,8 @@ Expected<KernelInfo> info_of(const runtime::KernelEntry& entry);
 /// The built-in kernels: wave2d, wave3d, wave4d, sw, sor2d, sor3d, sweep3d (in this order).
 const runtime::KernelRegistry& builtin_kernels();
 
-/// The loop nest's extents: (iterations, size...) for a time-loop kernel, else size.
+/// The space the executor runs: (iterations, size...) for a time-loop kernel, the kernel's own
+/// where it says (KernelInfo::space), else size.
 plan::Index loop_extents(const KernelInfo& k, const plan::Index& size,
                          const exec::ParamValues& params);
 

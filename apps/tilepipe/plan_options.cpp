@@ -146,6 +146,16 @@ int PlanOptions::add_plugin_help(CLI::App& app, int argc, char** argv) {
       name = *k;
     }
   }
+  if (help && paths.empty() && !name.empty()) {
+    // A built-in kernel's parameters (--kernel sweep3d --help).
+    auto k = find_kernel(name);
+    if (k && !(*k)->params.empty()) {
+      std::string text = "Kernel '" + name + "' parameters, --param NAME=VALUE:\n";
+      for (const auto& spec : (*k)->params) text += "  " + exec::describe_params({&spec, 1});
+      app.footer(text);
+    }
+    return -1;
+  }
   if (!help || paths.empty()) return -1;
   runtime::KernelRegistry registry;
   for (const auto& path : paths) {

@@ -57,6 +57,8 @@ struct RunFlags {
   /// the transformation of the space the plan runs in.
   std::optional<plan::Index> loop_size;
   std::int64_t loop_points = 0;
+  /// The kernel's grid where its executor space differs (sweep3d paired: I x J x 2K).
+  plan::Index grid;
   std::string params_text;
   std::string transform_text;
 };
@@ -98,6 +100,10 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
       j["transformation"] = f.transform_text;
     } else if (!f.params_text.empty()) {
       j["params"] = f.params_text;
+    }
+    if (!f.grid.empty() && f.grid != plan.space().extents()) {
+      j["size"] = f.grid;
+      j["space"] = plan.space().extents();
     }
     j["tile"] = plan.tiling().tile_extents();
     j["nodes"] = plan.nodes();
@@ -290,7 +296,8 @@ int run_through_entry(RunFlags& f, const runtime::KernelEntry& entry, const plan
   return report(f, *result, trace);
 }
 
-// sweep3d: 8 executor sweeps per source iteration (one per octant) and a final one; --verify
+// sweep3d: 8 executor sweeps per source iteration (one per octant; paired: 4 over I x J x 2K,
+// ADR 0021) and a final one; --verify
 // compares the checksum of phi with the plain loop's (the door cannot: the kernel's after_sweep
 // runs on ranks).
 int run_sweep3d(RunFlags& f, const plan::Index& size, runtime::RunOptions options,
@@ -299,7 +306,8 @@ int run_sweep3d(RunFlags& f, const plan::Index& size, runtime::RunOptions option
   if (!values) return report_error(values.error());
   if (f.sweeps != 1) {
     return report_error(Error(Errc::invalid_argument,
-                              "--sweeps: sweep3d sets its own sweeps (8 per source iteration); "
+                              "--sweeps: sweep3d sets its own sweeps (8 per source iteration, 4 "
+                              "paired); "
                               "use --param iterations=T"));
   }
   const exec::Point<3> n{size[0], size[1], size[2]};
@@ -314,8 +322,9 @@ int run_sweep3d(RunFlags& f, const plan::Index& size, runtime::RunOptions option
     // The door checks the slabs; the ranks' sums and sources and the reference come on top.
     const double cells =
         static_cast<double>(n[0]) * static_cast<double>(n[1]) * static_cast<double>(n[2]);
-    const double slab = static_cast<double>(n[0] + 1) * static_cast<double>(n[1] + 1) *
-                        static_cast<double>(n[2] + 1) * sizeof(kernels::Sweep3dCell);
+    const exec::Point<3> space = kernel->space();
+    const double slab = static_cast<double>(space[0] + 1) * static_cast<double>(space[1] + 1) *
+                        static_cast<double>(space[2] + 1) * sizeof(kernels::Sweep3dCell);
     const double reference = options.verify ? cells * 13 * sizeof(double) : 0;
     if (auto st = runtime::detail::check_memory(slab * (f.output.empty() ? 1 : 2) +
                                                 kernel->state_bytes() + reference);
@@ -328,8 +337,10 @@ int run_sweep3d(RunFlags& f, const plan::Index& size, runtime::RunOptions option
   options.sweeps = kernel->sweeps();
   f.params_text = values->to_string();
   f.loop_points = 8 * params.iterations * n[0] * n[1] * n[2];
+  f.grid = size;
   std::fflush(stdout);  // forked ranks must not repeat buffered output
-  auto result = runtime::run(*kernel, size, options);
+  const exec::Point<3> space = kernel->space();
+  auto result = runtime::run(*kernel, {space[0], space[1], space[2]}, options);
   if (!result) return report_error(result.error());
   if (!result->root) return exit_ok;
   if (verify) {

@@ -7,7 +7,7 @@ Usage: bench_sweep3d.py BUILD_DIR [--size 64x64x1024] [--angles 3] [--iterations
 
 Each round runs the plain loop (bench/sweep3d/sweep3d_sequential), then `tilepipe run --kernel
 sweep3d` for every tile height and configuration RANKSxCPUS (forked ranks, --sync block), and for
-every variant (a ';'-separated list of extra flag sets, e.g. "--param octants=pipelined"), so that
+every variant (a ';'-separated list of extra flag sets, e.g. "--param paired=0"), so that
 load changes hit every configuration alike. Prints one line per configuration: median, min and
 max seconds, and the efficiency T_plain / (workers x T); checks every checksum against the plain
 loop's. With --traces DIR every tilepipe run also writes its trace (--trace) into DIR, and each

@@ -119,9 +119,9 @@ TEST(CalibrateKernelsCli, simulate_counts_sweep3ds_sweeps_as_plan_does) {
   ASSERT_EQ(s.exit_code, 0) << s.err;
   const auto pj = nlohmann::json::parse(p.out);
   const auto sj = nlohmann::json::parse(s.out);
-  EXPECT_EQ(sj["sweeps"], 9);  // 8 octants and the final copy
+  EXPECT_EQ(sj["sweeps"], 5);  // 4 pairs of octants (paired, the default) and the final copy
   EXPECT_DOUBLE_EQ(sj["predicted_s"].get<double>(), pj["predicted_s"].get<double>());
-  EXPECT_GT(sj["simulated_s"].get<double>(), 8 * sj["simulated_sweep_s"].get<double>());
+  EXPECT_GT(sj["simulated_s"].get<double>(), 4 * sj["simulated_sweep_s"].get<double>());
 }
 
 void write_fasta(const std::string& path, const std::string& name, std::size_t length,

@@ -39,6 +39,7 @@ Sweep3dParams sweep3d_params_of(const exec::ParamValues& values) {
   p.angles = values.integer("angles");
   p.iterations = values.integer("iterations");
   p.c = values.real("c");
+  p.paired = values.integer("paired");
   return p;
 }
 
@@ -63,6 +64,11 @@ Sweep3dQuadrature sweep3d_quadrature(std::int64_t angles) {
 }
 
 Expected<Sweep3d> Sweep3d::make(const Point<3>& n, const Sweep3dParams& p) {
+  if (p.paired != 0 && p.paired != 1) {
+    return fail(Errc::invalid_argument,
+                "paired " + std::to_string(p.paired) +
+                    ": must be 1 (octants o and o | 4 in one sweep) or 0 (one after another)");
+  }
   Index cells = 1;
   Index slab = 1;
   for (int d = 0; d < 3; ++d) {
@@ -71,16 +77,18 @@ Expected<Sweep3d> Sweep3d::make(const Point<3>& n, const Sweep3dParams& p) {
                                               std::to_string(d + 1) + ": must be >= 1");
     }
     const auto c = checked_mul(cells, n[d]);
-    const auto side = checked_add(n[d], 1);
+    // Paired: 2K points along k.
+    const auto extent = d == 2 && p.paired != 0 ? checked_mul(n[d], Index{2}) : n[d];
+    const auto side = extent ? checked_add(*extent, 1) : std::nullopt;
     const auto s = side ? checked_mul(slab, *side) : std::nullopt;
     if (!c || !s) return fail(Errc::out_of_range, "the grid does not fit in 64-bit offsets");
     cells = *c;
     slab = *s;
   }
-  // The executor's slab, the kept output and the ranks' three doubles per cell (sums, sources).
+  // The executor's slab, the kept output and the ranks' doubles per cell (state_bytes).
   const auto slab_bytes = checked_mul(slab, Index{sizeof(Sweep3dCell)});
   const auto out_bytes = slab_bytes ? checked_add(*slab_bytes, *slab_bytes) : std::nullopt;
-  const auto grid_bytes = checked_mul(cells, Index{3 * sizeof(double)});
+  const auto grid_bytes = checked_mul(cells, Index{10 * sizeof(double)});
   if (!out_bytes || !grid_bytes || !checked_add(*out_bytes, *grid_bytes)) {
     return fail(Errc::out_of_range, "the grid's arrays do not fit in 64-bit byte offsets");
   }
@@ -119,7 +127,21 @@ Sweep3d::Sweep3d(const Point<3>& n, const Sweep3dParams& p)
 double Sweep3d::state_bytes() const noexcept {
   const double cells =
       static_cast<double>(n_[0]) * static_cast<double>(n_[1]) * static_cast<double>(n_[2]);
-  return cells * sizeof(double) * 4;
+  return cells * sizeof(double) * (p_.paired != 0 ? 10 : 4);
+}
+
+Box<3> Sweep3d::half_of(const Box<3>& b, Index h) const noexcept {
+  Box<3> r = b;
+  r.lo[2] = std::max(b.lo[2], 1 + h * n_[2]) - h * n_[2];
+  r.hi[2] = std::max(r.lo[2], std::min(b.hi[2], 1 + (h + 1) * n_[2]) - h * n_[2]);
+  return r;
+}
+
+Box<3> Sweep3d::lift(const Box<3>& b, Index h) const noexcept {
+  Box<3> r = b;
+  r.lo[2] += h * n_[2];
+  r.hi[2] += h * n_[2];
+  return r;
 }
 
 Index Sweep3d::cell_index(const Point<3>& x, int octant) const noexcept {
@@ -172,42 +194,34 @@ void Sweep3d::compute_tile(const Box<3>& box,
                            const exec::SlabView<Sweep3dCell, 3>& slab) const noexcept {
   if (box.empty()) return;
   const State& st = *state_;
-  const Index len = box.extent(2);
   const Index si = slab.stride(0);
   const Index sj = slab.stride(1);
-  if (st.sweep == 8 * p_.iterations) {  // the final sweep: phi into every cell, at home
-    exec::for_each_row(box, [&](const Point<3>& first) {
+  const int per = sweeps_per_iteration();
+  if (st.sweep == per * p_.iterations) {  // the final sweep: phi into every cell, at home
+    const Box<3> first_half = half_of(box, 0);
+    const Index len = first_half.extent(2);
+    exec::for_each_row(first_half, [&](const Point<3>& first) {
       Sweep3dCell* row = slab.at(first);
-      const double* phi = st.sum.data() + offset_in(st.mine, first);
+      const double* phi = st.sum.data() + offset_in(st.home, first);
       for (Index k = 0; k < len; ++k) row[k].value = phi[k];
     });
     return;
   }
-  const bool first_iteration = st.sweep < 8;
+  const bool first_iteration = st.sweep < per;
   const int count = q_.count;
   const double w = q_.weight;
-  // The points whose cells are at home on this rank (known from before_sweeps on): their p_o
-  // is added into the home sums here, by the thread that computes them, rather than one thread
-  // in after_sweep (one value per cell and octant, the octants in order, exactly as there), and
-  // from the second iteration on their source Q + C * phi_prev is computed here from the previous
-  // iteration's phi at home (`prev`); only the other points' sources come through `source`.
-  const int octant = st.sweep % 8;
-  const Box<3> local = st.fused ? intersect(box, reflect(st.mine, octant)) : Box<3>{};
-  const Index back = ((octant >> 2) & 1) != 0 ? -1 : 1;
-  // An iteration's first octant starts every home sum: all its cells are at home (no reflection).
-  const bool start_sums = octant == 0;
-  double* sum = state_->sum.data();
+  static constexpr Sweep3dCell vacuum{};
+  // Sweeps the points [k0, k1) of a row, `left` the upstream cell along k of the first.
   const auto sweep_cells = [&](Sweep3dCell* row, const Sweep3dCell* up_i, const Sweep3dCell* up_j,
-                               Index k0, Index k1, auto&& source_of) {
+                               Index k0, Index k1, const Sweep3dCell* left, auto&& source_of) {
     for (Index k = k0; k < k1; ++k) {
       const double src = source_of(k);
-      const Sweep3dCell& left = row[k - 1];
       Sweep3dCell& out = row[k];
       double p = 0.0;
       for (int m = 0; m < count; ++m) {
         const double in_x = up_i[k].flux[sz(3 * m)];
         const double in_y = up_j[k].flux[sz(3 * m + 1)];
-        const double in_z = left.flux[sz(3 * m + 2)];
+        const double in_z = left->flux[sz(3 * m + 2)];
         const auto& c = two_mu_[sz(m)];
         const double psi = (((src + c[0] * in_x) + c[1] * in_y) + c[2] * in_z) / den_[sz(m)];
         out.flux[sz(3 * m)] = 2.0 * psi - in_x;
@@ -216,47 +230,98 @@ void Sweep3d::compute_tile(const Box<3>& box,
         p = p + w * psi;
       }
       out.value = p;
+      left = &out;
     }
   };
-  exec::for_each_row(box, [&](const Point<3>& first) {
-    Sweep3dCell* row = slab.at(first);
-    const Sweep3dCell* up_i = row - si;
-    const Sweep3dCell* up_j = row - sj;
-    // The row's points at home here: [a, b) (row offsets), their cells from `home` on.
-    Index a = len;
-    Index b = len;
-    Index home = 0;
-    if (!local.empty() && first[0] >= local.lo[0] && first[0] < local.hi[0] &&
-        first[1] >= local.lo[1] && first[1] < local.hi[1]) {
-      a = local.lo[2] - first[2];
-      b = local.hi[2] - first[2];
-      Point<3> x = first;
-      x[2] = local.lo[2];
-      home = offset_in(st.mine, reflect(x, octant));
-    }
-    if (first_iteration) {
-      sweep_cells(row, up_i, up_j, 0, len, [&](Index) { return first_source_; });
-    } else {
-      const double* source = st.source.data() + offset_in(st.mine, first);
-      const auto received = [&](Index k) { return source[k]; };
-      const double* prev = st.prev.data();
-      sweep_cells(row, up_i, up_j, 0, a, received);
-      sweep_cells(row, up_i, up_j, a, b,
-                  [&](Index k) { return p_.source + p_.c * prev[home + (k - a) * back]; });
-      sweep_cells(row, up_i, up_j, b, len, received);
-    }
-    double* at = sum + home;
-    for (Index k = a; k < b; ++k, at += back) {
-      *at = (start_sums ? 0.0 : *at) + row[k].value;
-    }
-  });
+  // Each half of the space (one, unless paired) is its own octant's sweep.
+  for (Index h = 0; h < halves(); ++h) {
+    const Box<3> part = lift(half_of(box, h), h);
+    if (part.empty()) continue;
+    const Index len = part.extent(2);
+    // The points whose cells are at home on this rank (known from before_sweeps on): their p_o
+    // is added into the home sums here, by the thread that computes them, rather than one
+    // thread in after_sweep (one value per cell and octant, the octants in order, exactly as
+    // there; paired, p_4..p_7 are kept for after_sweep to add after p_3), and from the second
+    // iteration on their source Q + C * phi_prev is computed here from the previous iteration's
+    // phi at home (`prev`); only the other points' sources come through `source`.
+    const int octant = octant_of(st.sweep, h);
+    const Box<3> local = st.fused ? intersect(part, lift(reflect(st.home, octant), h)) : Box<3>{};
+    const Index back = ((octant >> 2) & 1) != 0 ? -1 : 1;
+    // An iteration's first octant starts every home sum: all its cells are at home (no
+    // reflection).
+    const bool start_sums = octant == 0;
+    const bool keep = p_.paired != 0 && octant >= 4;
+    double* sums = keep ? state_->later[sz(octant - 4)].data() : state_->sum.data();
+    // Octant 7's points whose cells' phi this sweep finishes (State::folded).
+    const Box<3> fold = st.fused && octant == 7 && p_.paired != 0
+                            ? intersect(part, lift(reflect(st.folded, octant), h))
+                            : Box<3>{};
+    // The second half's first points along k start from vacuum (the point below is the other
+    // octant's).
+    const bool from_vacuum = h == 1 && part.lo[2] == n_[2] + 1;
+    exec::for_each_row(part, [&](const Point<3>& first) {
+      Sweep3dCell* row = slab.at(first);
+      const Sweep3dCell* up_i = row - si;
+      const Sweep3dCell* up_j = row - sj;
+      const auto left = [&](Index k) { return k == 0 && from_vacuum ? &vacuum : row + k - 1; };
+      // The row's points at home here: [a, b) (row offsets), their cells from `home` on.
+      Index a = len;
+      Index b = len;
+      Index home = 0;
+      if (!local.empty() && first[0] >= local.lo[0] && first[0] < local.hi[0] &&
+          first[1] >= local.lo[1] && first[1] < local.hi[1]) {
+        a = local.lo[2] - first[2];
+        b = local.hi[2] - first[2];
+        Point<3> x = first;
+        x[2] = local.lo[2] - h * n_[2];
+        home = offset_in(st.home, reflect(x, octant));
+      }
+      if (first_iteration) {
+        sweep_cells(row, up_i, up_j, 0, len, left(0), [&](Index) { return first_source_; });
+      } else {
+        const double* source = st.source.data() + offset_in(st.mine, first);
+        const auto received = [&](Index k) { return source[k]; };
+        const double* prev = st.prev.data();
+        sweep_cells(row, up_i, up_j, 0, a, left(0), received);
+        sweep_cells(row, up_i, up_j, a, b, left(a),
+                    [&](Index k) { return p_.source + p_.c * prev[home + (k - a) * back]; });
+        sweep_cells(row, up_i, up_j, b, len, left(b), received);
+      }
+      double* at = sums + home;
+      if (keep) {
+        // [fa, fb) within [a, b): phi = (((sum + p_4) + p_5) + p_6) + p_7 (p_3 is in the sum).
+        Index fa = b;
+        Index fb = b;
+        if (!fold.empty() && first[0] >= fold.lo[0] && first[0] < fold.hi[0] &&
+            first[1] >= fold.lo[1] && first[1] < fold.hi[1]) {
+          fa = fold.lo[2] - first[2];
+          fb = fold.hi[2] - first[2];
+        }
+        for (Index k = a; k < b; ++k, at += back) {
+          if (k >= fa && k < fb) {
+            const auto y = static_cast<std::size_t>(at - sums);
+            double& s = state_->sum[y];
+            s = (((s + state_->later[0][y]) + state_->later[1][y]) + state_->later[2][y]) +
+                row[k].value;
+          } else {
+            *at = row[k].value;
+          }
+        }
+      } else {
+        for (Index k = a; k < b; ++k, at += back) {
+          *at = (start_sums ? 0.0 : *at) + row[k].value;
+        }
+      }
+    });
+  }
 }
 
 Sweep3d::result_type Sweep3d::tile_result(
     const Box<3>& box, const exec::SlabView<const Sweep3dCell, 3>& slab) const noexcept {
   std::uint64_t sum = 0;
-  const Index len = box.extent(2);
-  exec::for_each_row(box, [&](const Point<3>& first) {
+  const Box<3> first_half = half_of(box, 0);  // paired: the second half holds no phi
+  const Index len = first_half.extent(2);
+  exec::for_each_row(first_half, [&](const Point<3>& first) {
     const Sweep3dCell* row = slab.at(first);
     const auto lin = static_cast<std::uint64_t>(cell_index(first, 0));
     for (Index k = 0; k < len; ++k) {
@@ -288,18 +353,29 @@ void for_each_reflected_row(const Box<3>& part, const Box<3>& home, const Point<
 
 }  // namespace
 
-Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, const Box<3>& owned,
-                              comm::World& world) const {
+Status Sweep3d::learn_boxes(const Box<3>& owned, comm::World& world) const {
   State& st = *state_;
   auto boxes = exec::all_boxes<3>(world, owned, exchange_tag);
   if (!boxes) return Unexpected{boxes.error()};
   st.boxes = std::move(*boxes);
   st.mine = owned;
+  st.home = half_of(owned, 0);
   st.to.resize(st.boxes.size());
   st.from.resize(st.boxes.size());
+  st.sum.resize(sz(st.home.volume()));
+  if (p_.paired != 0) {
+    for (auto& l : st.later) l.resize(sz(st.home.volume()));
+    st.folded =
+        intersect(intersect(st.home, reflect(half_of(owned, 0), 3)), reflect(half_of(owned, 1), 7));
+  }
+  return {};
+}
+
+Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, const Box<3>& owned,
+                              comm::World& world) const {
+  TP_TRY(learn_boxes(owned, world));
   // Octant 0 starts every sum in the sweep (all its cells are at home where they are swept).
-  st.sum.resize(sz(owned.volume()));
-  st.fused = true;
+  state_->fused = true;
   return {};
 }
 
@@ -307,84 +383,131 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
                             const Box<3>& owned, comm::World& world) const {
   State& st = *state_;
   const int finished = done - 1;
+  const int per = sweeps_per_iteration();
   st.sweep = done;
-  if (finished >= 8 * p_.iterations) return {};
-  if (st.boxes.empty()) {
-    auto boxes = exec::all_boxes<3>(world, owned, exchange_tag);
-    if (!boxes) return Unexpected{boxes.error()};
-    st.boxes = std::move(*boxes);
-    st.mine = owned;
-    st.to.resize(st.boxes.size());
-    st.from.resize(st.boxes.size());
-  }
+  if (finished >= per * p_.iterations) return {};
+  if (st.boxes.empty()) TP_TRY(learn_boxes(owned, world));
   const auto ranks = st.boxes.size();
   const auto me = static_cast<std::size_t>(world.rank());
   const Box<3>& mine = st.mine;
+  const Box<3>& home = st.home;
+  const auto home_of = [&](std::size_t r) { return half_of(st.boxes[r], 0); };
   auto& to = st.to;
   auto& from = st.from;
-  const int octant = finished % 8;
+  const Index halves_n = halves();
+  // The slab's element of grid point x of half h.
+  const auto at = [&](Point<3> x, Index h) {
+    x[2] += h * n_[2];
+    return slab.at(x);
+  };
   // After the first sweep the sweeps add the p_o of the cells at home here themselves (fused);
-  // the sums are zeroed before each iteration's first octant.
+  // the sums are started by each iteration's first octant.
   const bool fused = st.fused;
-  if (!fused) st.sum.assign(sz(mine.volume()), 0.0);
-  // p_o of this rank's points to their cells' homes: to home h the points of mine whose cells lie
-  // in B_h (mine ∩ R_o(B_h)), row-major; each home adds what it gets at its cells (one value per
-  // cell and octant, the octants in order). The cells at home here are added straight from the
-  // slab. The buffers keep their capacity from sweep to sweep.
-  for (std::size_t h = 0; h < ranks; ++h) {
-    to[h].clear();
-    from[h].clear();
-    if (h == me) continue;
-    const Box<3> part = intersect(mine, reflect(st.boxes[h], octant));
-    to[h].reserve(sz(part.volume()));
-    exec::for_each_row(part, [&](const Point<3>& first) {
-      const Sweep3dCell* row = slab.at(first);
-      for (Index k = 0; k < part.extent(2); ++k) to[h].push_back(row[k].value);
-    });
-    from[h].resize(sz(intersect(st.boxes[h], reflect(mine, octant)).volume()));
-  }
-  TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
-  double* sum = st.sum.data();
-  if (!fused) {
-    for_each_reflected_row(intersect(mine, reflect(mine, octant)), mine, n_, octant,
-                           [&](const Point<3>& first, Index len, Index y, Index step) {
-                             const Sweep3dCell* row = slab.at(first);
-                             for (Index k = 0; k < len; ++k, y += step) {
-                               sum[y] = sum[y] + row[k].value;
-                             }
-                           });
-  }
-  for (std::size_t r = 0; r < ranks; ++r) {
-    if (r == me) continue;
-    const double* in = from[r].data();
-    for_each_reflected_row(intersect(st.boxes[r], reflect(mine, octant)), mine, n_, octant,
-                           [&](const Point<3>&, Index len, Index y, Index step) {
-                             for (Index k = 0; k < len; ++k, y += step) sum[y] = sum[y] + *in++;
-                           });
-  }
-  st.fused = true;
-  const int next = done;
-  if (next >= 8 * p_.iterations) return {};  // the final sweep writes the sums (phi)
-  if (octant == 7) {  // phi of the iteration becomes prev; the next octant 0 starts the sums
-    st.prev.swap(st.sum);
-    st.sum.resize(st.prev.size());
-  }
-  if (next < 8) return {};  // the first iteration's source is Q + C * 0.0 everywhere
-  // The sources of the next octant's cells from their homes: to rank r, Q + C * phi_prev of the
-  // home cells of mine that r's points sweep (mine ∩ R_o'(B_r)), row-major; r puts each at its
-  // point. This rank's own cells' sources are computed by the sweep from prev (compute_tile).
-  const int o = next % 8;
+  if (!fused) st.sum.assign(sz(home.volume()), 0.0);
+  // p_o of this rank's points to their cells' homes: to home r, per half h, the points of mine
+  // whose cells lie in r's home box (half_h(mine) ∩ R_o(H_r)), row-major; each home adds (or,
+  // paired, keeps p_4..p_7 of) what it gets at its cells (one value per cell and octant, the
+  // octants in order). The buffers keep their capacity from sweep to sweep.
   for (std::size_t r = 0; r < ranks; ++r) {
     to[r].clear();
     from[r].clear();
     if (r == me) continue;
-    const Box<3> part = intersect(mine, reflect(st.boxes[r], o));
-    to[r].reserve(sz(part.volume()));
-    exec::for_each_row(part, [&](const Point<3>& first) {
-      const double* row = st.prev.data() + offset_in(mine, first);
-      for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(p_.source + p_.c * row[k]);
+    Index expect = 0;
+    for (Index h = 0; h < halves_n; ++h) {
+      const int octant = octant_of(finished, h);
+      const Box<3> part = intersect(half_of(mine, h), reflect(home_of(r), octant));
+      exec::for_each_row(part, [&](const Point<3>& first) {
+        const Sweep3dCell* row = at(first, h);
+        for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(row[k].value);
+      });
+      expect += intersect(half_of(st.boxes[r], h), reflect(home, octant)).volume();
+    }
+    from[r].resize(sz(expect));
+  }
+  TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
+  // What a home does with p_o of one of its cells (y its offset in `home`).
+  const auto take = [&](int octant) {
+    const bool keep = p_.paired != 0 && octant >= 4;
+    double* into = keep ? st.later[sz(octant - 4)].data() : st.sum.data();
+    return [into, keep](Index y, double v) { into[y] = keep ? v : into[y] + v; };
+  };
+  if (!fused) {
+    for (Index h = 0; h < halves_n; ++h) {
+      const int octant = octant_of(finished, h);
+      const auto put = take(octant);
+      for_each_reflected_row(intersect(half_of(mine, h), reflect(home, octant)), home, n_, octant,
+                             [&](const Point<3>& first, Index len, Index y, Index step) {
+                               const Sweep3dCell* row = at(first, h);
+                               for (Index k = 0; k < len; ++k, y += step) put(y, row[k].value);
+                             });
+    }
+  }
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (r == me) continue;
+    const double* in = from[r].data();
+    for (Index h = 0; h < halves_n; ++h) {
+      const int octant = octant_of(finished, h);
+      const auto put = take(octant);
+      for_each_reflected_row(intersect(half_of(st.boxes[r], h), reflect(home, octant)), home, n_,
+                             octant, [&](const Point<3>&, Index len, Index y, Index step) {
+                               for (Index k = 0; k < len; ++k, y += step) put(y, *in++);
+                             });
+    }
+  }
+  st.fused = true;
+  const bool last_of_iteration = finished % per == per - 1;
+  if (p_.paired != 0 && last_of_iteration) {
+    // p_3 is in every sum: phi = (((sum + p_4) + p_5) + p_6) + p_7, the order, for the
+    // home cells the sweep did not finish (State::folded).
+    double* sum = st.sum.data();
+    const double* p4 = st.later[0].data();
+    const double* p5 = st.later[1].data();
+    const double* p6 = st.later[2].data();
+    const double* p7 = st.later[3].data();
+    const Box<3>& folded = st.folded;
+    const Index len = home.extent(2);
+    exec::for_each_row(home, [&](const Point<3>& first) {
+      Index fa = len;
+      Index fb = len;
+      if (!folded.empty() && first[0] >= folded.lo[0] && first[0] < folded.hi[0] &&
+          first[1] >= folded.lo[1] && first[1] < folded.hi[1]) {
+        fa = folded.lo[2] - first[2];
+        fb = folded.hi[2] - first[2];
+      }
+      const Index y0 = offset_in(home, first);
+      for (Index k = 0; k < len; ++k) {
+        if (k >= fa && k < fb) continue;
+        const auto c = sz(y0 + k);
+        sum[c] = (((sum[c] + p4[c]) + p5[c]) + p6[c]) + p7[c];
+      }
     });
-    from[r].resize(sz(intersect(st.boxes[r], reflect(mine, o)).volume()));
+  }
+  const int next = done;
+  if (next >= per * p_.iterations) return {};  // the final sweep writes the sums (phi)
+  if (last_of_iteration) {  // phi of the iteration becomes prev; the next octant 0 starts sums
+    st.prev.swap(st.sum);
+    st.sum.resize(st.prev.size());
+  }
+  if (next < per) return {};  // the first iteration's source is Q + C * 0.0 everywhere
+  // The sources of the next sweep's cells from their homes: to rank r, per half h, Q + C *
+  // phi_prev of the home cells that r's points sweep (H_me ∩ R_o(half_h(B_r))), row-major; r
+  // puts each at its point. This rank's own cells' sources are computed by the sweep from prev
+  // (compute_tile).
+  for (std::size_t r = 0; r < ranks; ++r) {
+    to[r].clear();
+    from[r].clear();
+    if (r == me) continue;
+    Index expect = 0;
+    for (Index h = 0; h < halves_n; ++h) {
+      const int o = octant_of(next, h);
+      const Box<3> part = intersect(home, reflect(half_of(st.boxes[r], h), o));
+      exec::for_each_row(part, [&](const Point<3>& first) {
+        const double* row = st.prev.data() + offset_in(home, first);
+        for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(p_.source + p_.c * row[k]);
+      });
+      expect += intersect(home_of(r), reflect(half_of(mine, h), o)).volume();
+    }
+    from[r].resize(sz(expect));
   }
   TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
   st.source.resize(sz(mine.volume()));
@@ -392,10 +515,17 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
   for (std::size_t r = 0; r < ranks; ++r) {
     if (r == me) continue;
     const double* in = from[r].data();
-    for_each_reflected_row(intersect(st.boxes[r], reflect(mine, o)), mine, n_, o,
-                           [&](const Point<3>&, Index len, Index y, Index step) {
-                             for (Index k = 0; k < len; ++k, y += step) source[y] = *in++;
-                           });
+    for (Index h = 0; h < halves_n; ++h) {
+      const int o = octant_of(next, h);
+      // Offsets in mine of half h's points, as grid points.
+      Box<3> points = mine;
+      points.lo[2] -= h * n_[2];
+      points.hi[2] -= h * n_[2];
+      for_each_reflected_row(intersect(home_of(r), reflect(half_of(mine, h), o)), points, n_, o,
+                             [&](const Point<3>&, Index len, Index y, Index step) {
+                               for (Index k = 0; k < len; ++k, y += step) source[y] = *in++;
+                             });
+    }
   }
   return {};
 }

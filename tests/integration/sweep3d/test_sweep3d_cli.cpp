@@ -39,7 +39,9 @@ TEST(Sweep3dCli, run_verifies_and_writes_phi_on_ranks_x_cpus) {
     const auto phi = tp::kernels::sweep3d_reference({6, 4, 9}, p);
     EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
     EXPECT_EQ(j["verified"], true);
-    EXPECT_EQ(j["params"], "sigma_t=0.8, source=1.0, angles=3, iterations=2, c=0.5");
+    EXPECT_EQ(j["params"], "sigma_t=0.8, source=1.0, angles=3, iterations=2, c=0.5, paired=1");
+    EXPECT_EQ(j["size"], nlohmann::json::parse("[6, 4, 9]"));
+    EXPECT_EQ(j["space"], nlohmann::json::parse("[6, 4, 18]"));  // octants o and o | 4
     EXPECT_EQ(j["points"], 8 * 2 * 6 * 4 * 9);
     std::ifstream in(npy, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -64,10 +66,10 @@ TEST(Sweep3dCli, run_on_a_2x2_mesh_equals_the_plain_loop) {
   const auto phi = tp::kernels::sweep3d_reference({9, 8, 13}, p);
   for (const char* variant : {"--schedule=blocking", "--comm-thread"}) {
     auto r = tilepipe(
-        {"run",      "--kernel",     "sweep3d", "--size", "9x8x13",  "--param",    "angles=3",
-         "--param",  "iterations=3", "--param", "c=0.7",  "--param", "source=0.3", "--tile",
-         "3",        "--nodes",      "4",       "--cpus", "1",       "--sync",     "block",
-         "--verify", variant,        "--json"});
+        {"run",     "--kernel",     "sweep3d",  "--size", "9x8x13",  "--param",    "angles=3",
+         "--param", "iterations=3", "--param",  "c=0.7",  "--param", "source=0.3", "--tile",
+         "3",       "--nodes",      "4",        "--cpus", "1",       "--sync",     "block",
+         "--mesh",  "2x2",          "--verify", variant,  "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["mesh"], nlohmann::json::parse("[2, 2]"));
@@ -76,7 +78,8 @@ TEST(Sweep3dCli, run_on_a_2x2_mesh_equals_the_plain_loop) {
   }
 }
 
-// Extents of 1: a tile longer than the grid is clamped to the shortest legal side (2), not to 1.
+// Extents of 1: a tile longer than the grid is clamped to the shortest legal side (2), not to 1
+// (paired: along k the space is 2K, so K = 1 is a side of 2).
 TEST(Sweep3dCli, run_on_extents_of_1_equals_the_plain_loop) {
   for (const char* size : {"1x1x1", "1x6x1", "3x1x5"}) {
     auto r = tilepipe({"run", "--kernel", "sweep3d", "--size", size, "--param", "angles=3",
@@ -86,6 +89,8 @@ TEST(Sweep3dCli, run_on_extents_of_1_equals_the_plain_loop) {
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["verified"], true) << size;
     const auto n = j["size"].get<std::vector<tp::exec::Index>>();
+    const auto space = j["space"].get<std::vector<tp::exec::Index>>();
+    EXPECT_EQ(space, (std::vector<tp::exec::Index>{n[0], n[1], 2 * n[2]})) << size;
     tp::kernels::Sweep3dParams p;
     p.angles = 3;
     p.iterations = 2;
@@ -93,7 +98,8 @@ TEST(Sweep3dCli, run_on_extents_of_1_equals_the_plain_loop) {
     const auto phi = tp::kernels::sweep3d_reference({n[0], n[1], n[2]}, p);
     EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
     for (std::size_t d = 0; d < 3; ++d) {
-      EXPECT_EQ(j["tile"][d], std::max<tp::exec::Index>(n[d], 2)) << size;
+      EXPECT_EQ(j["tile"][d], std::min<tp::exec::Index>(8, std::max<tp::exec::Index>(space[d], 2)))
+          << size;
     }
   }
 }
@@ -121,9 +127,9 @@ constexpr double seed000_between = 2 * 75.2 * us + 49.2 * us + (4 * 4 * 32 * 16 
 TEST(Sweep3dCli, plan_predicts_8t_plus_1_pipelined_sweeps) {
   const std::string seed000 =
       std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json";
-  const std::vector<std::string> args{"plan",    "--kernel",     "sweep3d", "--size", "4x4x32",
-                                      "--param", "iterations=2", "--nodes", "2",      "--tile",
-                                      "8",       "--machine",    seed000};
+  const std::vector<std::string> args{"plan",    "--kernel",     "sweep3d", "--size",    "4x4x32",
+                                      "--param", "iterations=2", "--param", "paired=0",  "--nodes",
+                                      "2",       "--tile",       "8",       "--machine", seed000};
   auto r = tilepipe(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("predicted time"), std::string::npos) << r.out;
@@ -144,6 +150,29 @@ TEST(Sweep3dCli, plan_predicts_8t_plus_1_pipelined_sweeps) {
               16 * seed000_sweep + seed000_copy + 16 * seed000_between, 1e-12);
 }
 
+// Paired (the default): 4 T + 1 sweeps over 4x4x64, 8 tiles per node along k: 10 steps per sweep
+// (the fill and drain of each pair of octants paid once), and twice the values between sweeps
+// (each cell's two points). 8 sweeps and 8 exchanges replace 16 of each.
+constexpr double paired_sweep = 10 * (49.2 * us + 4 * 8 * 80 / 84.12e6 + 75.2 * us);
+constexpr double paired_between = 2 * 75.2 * us + 49.2 * us + (4 * 4 * 64 * 16 / 2) / 84.12e6;
+
+TEST(Sweep3dCli, plan_predicts_4t_plus_1_sweeps_of_paired_octants) {
+  const std::string seed000 =
+      std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json";
+  auto r = tilepipe({"plan", "--kernel", "sweep3d", "--size", "4x4x32", "--param", "iterations=2",
+                     "--nodes", "2", "--tile", "8", "--machine", seed000, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["size"], nlohmann::json::parse("[4, 4, 64]"));  // the executor's space
+  EXPECT_EQ(j["steps"], 10);
+  EXPECT_EQ(j["sweeps"], 9);
+  EXPECT_EQ(j["copy_sweeps"], 1);
+  EXPECT_NEAR(j["sweep_s"].get<double>(), paired_sweep, 1e-12);
+  EXPECT_NEAR(j["between_sweeps_s"].get<double>(), paired_between, 1e-12);
+  EXPECT_NEAR(j["predicted_s"].get<double>(), 8 * paired_sweep + paired_sweep + 8 * paired_between,
+              1e-12);
+}
+
 // `run` predicts the same with a machine file of this host (seed 000's parameters).
 TEST(Sweep3dCli, run_predicts_its_sweeps) {
   const auto path = std::filesystem::temp_directory_path() /
@@ -157,17 +186,33 @@ TEST(Sweep3dCli, run_predicts_its_sweeps) {
   m.cores = host.cores;
   m.transport = "shm";
   ASSERT_TRUE(tp::model::save_machine(m, path.string()));
-  auto r = tilepipe({"run",         "--kernel",     "sweep3d", "--size",     "4x4x32",
-                     "--param",     "iterations=2", "--nodes", "2",          "--cpus",
-                     "1",           "--tile",       "8",       "--schedule", "overlap",
-                     "--grouping",  "hyperplane",   "--sync",  "block",      "--machine",
-                     path.string(), "--json"});
+  for (const char* paired : {"paired=0", "paired=1"}) {
+    auto r = tilepipe({"run",         "--kernel",     "sweep3d", "--size",     "4x4x32",
+                       "--param",     "iterations=2", "--nodes", "2",          "--cpus",
+                       "1",           "--tile",       "8",       "--schedule", "overlap",
+                       "--grouping",  "hyperplane",   "--sync",  "block",      "--machine",
+                       path.string(), "--param",      paired,    "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["sweeps"], 1);  // --sweeps; the kernel's own 8 T + 1 are inside one run
+    EXPECT_NEAR(j["predicted_s"].get<double>(),
+                std::string(paired) == "paired=0"
+                    ? 16 * seed000_sweep + seed000_copy + 16 * seed000_between
+                    : 9 * paired_sweep + 8 * paired_between,
+                1e-12)
+        << paired;
+  }
   std::filesystem::remove(path);
+}
+
+// `run --kernel sweep3d --help` lists the kernel's parameters, paired among them.
+TEST(Sweep3dCli, help_lists_the_parameters) {
+  auto r = tilepipe({"run", "--kernel", "sweep3d", "--help"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["sweeps"], 1);  // --sweeps; the kernel's own 8 T + 1 are inside one run
-  EXPECT_NEAR(j["predicted_s"].get<double>(),
-              16 * seed000_sweep + seed000_copy + 16 * seed000_between, 1e-12);
+  EXPECT_NE(r.out.find("Kernel 'sweep3d' parameters, --param NAME=VALUE:\n"), std::string::npos);
+  EXPECT_NE(r.out.find("\n  paired (an integer, default 1): 1: octants o and o | 4 as one sweep"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Sweep3dCli, bad_input_is_one_line_and_exit_2) {
@@ -196,8 +241,11 @@ TEST(Sweep3dCli, bad_input_is_one_line_and_exit_2) {
       {{"--size", "10000000x10000000x10000000"},
        "tilepipe: error: the grid does not fit in 64-bit offsets"},
       {{"--size", "4x4x4", "--sweeps", "2"},
-       "tilepipe: error: --sweeps: sweep3d sets its own sweeps (8 per source iteration); use "
-       "--param iterations=T"},
+       "tilepipe: error: --sweeps: sweep3d sets its own sweeps (8 per source iteration, 4 paired); "
+       "use --param iterations=T"},
+      {{"--size", "4x4x4", "--param", "paired=2"},
+       "tilepipe: error: paired 2: must be 1 (octants o and o | 4 in one sweep) or 0 (one after "
+       "another)"},
   };
   for (auto [args, message] : cases) {
     args.insert(args.begin(), {"run", "--kernel", "sweep3d"});

@@ -1,6 +1,7 @@
 // sweep3d through the runtime's door on forked ranks x threads (both schedules and groupings, S2
-// and S4, 1-3 source iterations, tiles that do not divide the grid, extents of 1): the checksum
-// and the .npy of phi equal the plain loop's bit for bit.
+// and S4, 1-3 source iterations, tiles that do not divide the grid, extents of 1), octants paired
+// (the default: I x J x 2K, ADR 0021) and one after another: the checksum and the .npy of phi
+// equal the plain loop's bit for bit.
 #include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/run.hpp>
 
@@ -27,7 +28,9 @@ void check(const tp::exec::Point<3>& n, const Sweep3dParams& p, RunOptions o,
   auto k = tp::kernels::Sweep3d::make(n, p);
   ASSERT_TRUE(k.has_value()) << what;
   o.sweeps = k->sweeps();
-  auto r = tp::runtime::run(*k, {n[0], n[1], n[2]}, o);
+  const tp::exec::Point<3> space = k->space();
+  EXPECT_EQ(space[2], (p.paired != 0 ? 2 : 1) * n[2]) << what;
+  auto r = tp::runtime::run(*k, {space[0], space[1], space[2]}, o);
   ASSERT_TRUE(r.has_value()) << what << ": " << r.error().message;
   ASSERT_TRUE(r->root);
   const auto phi = tp::kernels::sweep3d_reference(n, p);
@@ -60,6 +63,7 @@ TEST(Sweep3dDoor, on_ranks_x_threads_equals_the_plain_loop) {
     p.c = (trial / 3) % 2 ? 0.5 : 0.0;
     p.sigma_t = std::uniform_real_distribution<double>(0.1, 3.0)(rng);
     p.source = std::uniform_real_distribution<double>(0.0, 2.0)(rng);
+    p.paired = trial % 5 == 4 ? 0 : 1;  // octants one after another on 2x2 and 1x2
     RunOptions o;
     o.nodes = 1 + trial % 3;
     o.cpus = 1 + (trial / 3) % 2;
@@ -83,7 +87,7 @@ TEST(Sweep3dDoor, on_ranks_x_threads_equals_the_plain_loop) {
         tile[d] = r == 1 ? std::max<Index>(2, n[d]) : (n[d] + r - 1) / r;
       }
       n[2] = draw(1, 9);
-      tile[2] = draw(2, 4);
+      tile[2] = draw(2, 4);  // along 2K: rarely a divisor of K, so tiles straddle k = K
       o.tile_extents = tile;
       o.map_dim = 3;
     } else {
@@ -91,7 +95,7 @@ TEST(Sweep3dDoor, on_ranks_x_threads_equals_the_plain_loop) {
       o.tile_height = draw(2, 4);
       o.map_dim = static_cast<int>(draw(1, 3));
       // A grid too small for this mesh grows (an extent of 1 stays where it can).
-      for (int grow = 0; grow < 8 && !tp::test::plannable({n[0], n[1], n[2]},
+      for (int grow = 0; grow < 8 && !tp::test::plannable({n[0], n[1], 2 * n[2]},
                                                           {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, o);
            ++grow) {
         n[static_cast<std::size_t>(grow % 3)] += 2;
@@ -102,7 +106,8 @@ TEST(Sweep3dDoor, on_ranks_x_threads_equals_the_plain_loop) {
                              ": " + std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" +
                              std::to_string(n[2]) + " angles " + std::to_string(p.angles) +
                              " T=" + std::to_string(p.iterations) + " on " +
-                             std::to_string(o.nodes) + "x" + std::to_string(o.cpus);
+                             std::to_string(o.nodes) + "x" + std::to_string(o.cpus) + " paired " +
+                             std::to_string(p.paired);
     ones += (n[0] == 1 || n[1] == 1 || n[2] == 1) ? 1 : 0;
     if (o.tile_extents) {
       ++given_tiles;
@@ -144,7 +149,7 @@ TEST(Sweep3dDoor, one_cell_s2_is_the_hand_computed_value) {
   o.tile_extents = tp::plan::Index{2, 2, 2};
   o.sweeps = k->sweeps();
   o.output = path;
-  auto r = tp::runtime::run(*k, {1, 1, 1}, o);
+  auto r = tp::runtime::run(*k, {1, 1, 2}, o);  // paired: octant o | 4 in the second cell
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->result, tp::kernels::sweep3d_point_hash(0, phi));
   const auto written = tp::test::read_npy(path);
@@ -156,7 +161,8 @@ TEST(Sweep3dDoor, one_cell_s2_is_the_hand_computed_value) {
 // From the second iteration on, the sweep computes the source of each cell at home on its rank
 // (Q + C * phi_prev) and takes the others' from their homes: ranks along k with uneven rows of
 // tiles give rows of points partly at home (2-3 points, reflected), partly not, in the octants
-// that reflect k.
+// that reflect k. Paired, the space is 2K along k: the ranks' rows straddle k = K (a rank with
+// cells of both halves, homes only in the first), or end there (the second rank has no home).
 TEST(Sweep3dDoor, sources_at_home_and_received_on_meshes_across_k) {
   Sweep3dParams p;
   p.angles = 3;
@@ -168,10 +174,17 @@ TEST(Sweep3dDoor, sources_at_home_and_received_on_meshes_across_k) {
     tp::exec::Point<3> n;
     int nodes, cpus;
     tp::plan::Index tile;
+    std::int64_t paired;
   };
-  const std::array<Case, 3> cases{
-      {{{5, 4, 7}, 2, 1, {2, 4, 5}}, {{5, 4, 7}, 2, 2, {2, 2, 5}}, {{4, 3, 8}, 3, 1, {2, 3, 3}}}};
+  const std::array<Case, 7> cases{{{{5, 4, 7}, 2, 1, {2, 4, 5}, 0},
+                                   {{5, 4, 7}, 2, 2, {2, 2, 5}, 0},
+                                   {{4, 3, 8}, 3, 1, {2, 3, 3}, 0},
+                                   {{5, 4, 7}, 2, 1, {2, 4, 8}, 1},
+                                   {{5, 4, 7}, 2, 1, {2, 4, 7}, 1},
+                                   {{5, 4, 7}, 2, 2, {2, 2, 8}, 1},
+                                   {{4, 3, 8}, 3, 1, {2, 3, 6}, 1}}};
   for (const Case& c : cases) {
+    p.paired = c.paired;
     RunOptions o;
     o.nodes = c.nodes;
     o.cpus = c.cpus;
@@ -182,7 +195,43 @@ TEST(Sweep3dDoor, sources_at_home_and_received_on_meshes_across_k) {
     o.comm_thread = c.cpus == 2;  // the other pipeline calls the kernel's hooks too
     check(c.n, p, o,
           std::to_string(c.n[2]) + " along k on " + std::to_string(o.nodes) + "x" +
-              std::to_string(o.cpus));
+              std::to_string(o.cpus) + " paired " + std::to_string(c.paired));
+  }
+}
+
+// 4 ranks, both variants, both schedules: a 2 x 2 mesh over (i, j) pipelined along k (KBA;
+// paired, a rank's rows hold both halves), and 4 ranks along k (paired: the second rank's rows
+// straddle k = K, the last two hold no home cell), T = 2 with c != 0, phi written.
+TEST(Sweep3dDoor, paired_and_serial_on_4_ranks_equal_the_plain_loop) {
+  Sweep3dParams p;
+  p.angles = 3;
+  p.iterations = 2;
+  p.c = 0.4;
+  p.sigma_t = 0.9;
+  const tp::exec::Point<3> n{4, 4, 7};
+  for (std::int64_t paired : {1, 0}) {
+    p.paired = paired;
+    for (const bool along_k : {false, true}) {
+      RunOptions o;
+      o.nodes = 4;
+      o.cpus = 1;
+      o.comm.sync = tp::comm::SyncMode::block;
+      o.schedule = along_k ? tp::plan::ScheduleKind::blocking : tp::plan::ScheduleKind::overlap;
+      if (along_k) {
+        o.map_dim = 1;
+        o.mesh = tp::plan::Index{1, 4};
+        // Rows of 2, 2, 2, 1 points along K; paired 4, 4, 4, 2 along 2K (5..8 straddles K).
+        o.tile_extents = tp::plan::Index{2, 4, paired != 0 ? 4 : 2};
+      } else {
+        o.map_dim = 3;
+        o.mesh = tp::plan::Index{2, 2};
+        o.tile_extents = tp::plan::Index{2, 2, 3};
+      }
+      o.output = tp::test::temp_npy_path("sweep3d_4ranks");
+      check(n, p, o,
+            std::string(along_k ? "along k" : "2x2 mesh") + " paired " + std::to_string(paired));
+      std::filesystem::remove(o.output);
+    }
   }
 }
 

@@ -141,9 +141,34 @@ TEST(Sweep3d, make_refuses_bad_parameters) {
   p.c = -1.0;
   EXPECT_EQ(error_of({2, 2, 2}, p), "c -1: must be a finite number >= 0");
   p = {};
+  p.paired = 2;
+  EXPECT_EQ(error_of({2, 2, 2}, p),
+            "paired 2: must be 1 (octants o and o | 4 in one sweep) or 0 (one after another)");
+  p = {};
+  p.paired = 0;
   auto k = Sweep3d::make({2, 3, 4}, p);
   ASSERT_TRUE(k.has_value());
   EXPECT_EQ(k->sweeps(), 9);
+}
+
+// Paired (the default, ADR 0021): octants o and o | 4 in one sweep over I x J x 2K, 4 sweeps per
+// iteration and the final one; the output is the grid, I x J x K. One octant per sweep: the grid.
+TEST(Sweep3d, paired_octants_sweep_a_space_twice_as_long_along_k) {
+  Sweep3dParams p;
+  p.iterations = 3;
+  auto paired = Sweep3d::make({2, 3, 4}, p);
+  ASSERT_TRUE(paired.has_value());
+  EXPECT_EQ(paired->space(), (tp::exec::Point<3>{2, 3, 8}));
+  EXPECT_EQ(paired->sweeps(), 13);
+  EXPECT_EQ(paired->sweeps_per_iteration(), 4);
+  EXPECT_EQ(paired->output_extents(), (std::vector<tp::exec::Index>{2, 3, 4}));
+  EXPECT_EQ(paired->state_bytes(), 2 * 3 * 4 * 10 * 8.0);
+  p.paired = 0;
+  auto serial = Sweep3d::make({2, 3, 4}, p);
+  ASSERT_TRUE(serial.has_value());
+  EXPECT_EQ(serial->space(), (tp::exec::Point<3>{2, 3, 4}));
+  EXPECT_EQ(serial->sweeps(), 25);
+  EXPECT_EQ(serial->state_bytes(), 2 * 3 * 4 * 4 * 8.0);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // sweep3d: discrete-ordinates transport sweeps from the 8 corners of a grid of cells (issue 13,
 // exactly), run as a resident kernel: one sweep of the executor per octant over the reflected
-// grid, the octant sums and the source iterations carried between sweeps by after_sweep.
+// grid, or per pair of octants o and o | 4 over I x J x 2K (ADR 0021), the octant sums and the
+// source iterations carried between sweeps by after_sweep.
 #pragma once
 
 #include <tilepipe/exec/kernel.hpp>
@@ -23,13 +24,16 @@ class World;
 namespace tp::kernels {
 
 /// The parameters of sweep3d as `--param name=value` gives them.
-inline constexpr std::array<exec::ParamSpec, 5> sweep3d_params{{
+inline constexpr std::array<exec::ParamSpec, 6> sweep3d_params{{
     {"sigma_t", exec::ParamType::real, "1.0", "total cross-section S (> 0)"},
     {"source", exec::ParamType::real, "1.0", "uniform source Q (>= 0)"},
     {"angles", exec::ParamType::integer, "1", "directions per octant: 1 (S2) or 3 (S4)"},
     {"iterations", exec::ParamType::integer, "1", "source iterations T (>= 1)"},
     {"c", exec::ParamType::real, "0.0",
      "scattering ratio C (>= 0): src = Q + C * phi of the previous iteration"},
+    {"paired", exec::ParamType::integer, "1",
+     "1: octants o and o | 4 as one sweep over I x J x 2K (octant o | 4 starts while o "
+     "drains); 0: the 8 octants one after another"},
 }};
 
 /// sweep3d's parameters (defaults as declared in sweep3d_params).
@@ -39,12 +43,15 @@ struct Sweep3dParams {
   std::int64_t angles = 1;
   std::int64_t iterations = 1;
   double c = 0.0;
+  /// 1: octants o and o | 4 swept together (ADR 0021); 0: one octant per sweep.
+  std::int64_t paired = 1;
 };
 
 /// The parameters from checked `--param` values (declared by sweep3d_params).
 Sweep3dParams sweep3d_params_of(const exec::ParamValues& values);
 
-/// The most source iterations: the executor runs 8 T + 1 sweeps, counted in an int.
+/// The most source iterations: the executor runs 8 T + 1 sweeps (4 T + 1 paired), counted in an
+/// int.
 inline constexpr std::int64_t sweep3d_max_iterations = 268435455;
 
 /// An octant's directions: `count` of them, direction m's cosines (mu_x, mu_y, mu_z) = mu[m]
@@ -73,15 +80,21 @@ inline std::uint64_t sweep3d_point_hash(std::uint64_t lin, double phi) noexcept 
   return splitmix64(lin * golden_gamma + std::bit_cast<std::uint64_t>(phi));
 }
 
-/// The executor's space is the grid, I x J x K points (1-based: point x is cell x - 1 in octant
-/// 0); sweep s < 8 T is octant s mod 8 of source iteration s / 8 (0-based), whose point x is the
-/// cell reflected along every dimension whose octant bit is set, so that every octant's
-/// dependences are e_1, e_2, e_3. A cell's home is the rank that computes it in octant 0; after
-/// each octant, after_sweep sends every p_o to its cell's home, which adds it in octant order,
-/// and from the second iteration on brings every rank the sources of the cells it sweeps next;
-/// the final sweep 8 T writes phi into `value` where each cell is at home. The
-/// result is the checksum of phi. A Sweep3d object runs once (its state follows the sweeps of
-/// one run: make another for another run); run it with RunOptions::sweeps = sweeps().
+/// One octant per sweep (paired = 0): the executor's space is the grid, I x J x K points (1-based:
+/// point x is cell x - 1 in octant 0); sweep s < 8 T is octant s mod 8 of source iteration s / 8
+/// (0-based), whose point x is the cell reflected along every dimension whose octant bit is set,
+/// so that every octant's dependences are e_1, e_2, e_3. Paired (ADR 0021): the space is
+/// I x J x 2K; sweep s < 4 T sweeps octant q = s mod 4 over the first half (k <= K) and octant
+/// q | 4 over the second (point x there is point x - K e_3 of octant q | 4), whose first cells
+/// along k read vacuum: the dependence across k = K only orders a column's second octant after
+/// its first. A cell's home is the rank that computes it in octant 0 (paired: its point in the
+/// first half); after each sweep, after_sweep sends every p_o to its cell's home, which adds it
+/// in octant order (paired: p_4..p_6 are kept until p_3 is added, then added in order with
+/// p_7), and from the second iteration on brings every rank the sources of the cells it sweeps
+/// next; the final sweep writes phi into `value` where each cell is at home. The result is the
+/// checksum of phi (the first half's points). A Sweep3d object runs once (its state follows the
+/// sweeps of one run: make another for another run); run it over space() with
+/// RunOptions::sweeps = sweeps().
 class Sweep3d {
  public:
   static constexpr int dims = 3;
@@ -93,7 +106,7 @@ class Sweep3d {
   static constexpr std::array<exec::Dependence<3>, 3> deps{{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
 
   /// Checks extents >= 1, angles 1 or 3, 1 <= iterations <= sweep3d_max_iterations, sigma_t > 0,
-  /// source >= 0, c >= 0 (all finite) and that the arrays' bytes fit in 64 bits.
+  /// source >= 0, c >= 0 (all finite), paired 0 or 1 and that the arrays' bytes fit in 64 bits.
   static Expected<Sweep3d> make(const Point<3>& n, const Sweep3dParams& params);
 
   /// Sums two checksums modulo 2^64.
@@ -103,11 +116,20 @@ class Sweep3d {
 
   [[nodiscard]] const Point<3>& size() const noexcept { return n_; }
   [[nodiscard]] const Sweep3dParams& params() const noexcept { return p_; }
-  /// The executor's sweeps: 8 per iteration and the final one.
-  [[nodiscard]] int sweeps() const noexcept { return static_cast<int>(8 * p_.iterations + 1); }
-  /// Bytes a run needs beyond the executor's slabs, over all its ranks: three doubles per cell
-  /// (the sums, the previous iteration's phi, the sources received) and the values in transit
-  /// (one more).
+  /// The executor's space: I x J x K, paired I x J x 2K.
+  [[nodiscard]] Point<3> space() const noexcept { return {n_[0], n_[1], halves() * n_[2]}; }
+  /// The output file's extents (the grid, I x J x K): the first half of a paired space.
+  [[nodiscard]] std::vector<Index> output_extents() const { return {n_[0], n_[1], n_[2]}; }
+  /// The executor's sweeps per source iteration: 8, paired 4.
+  [[nodiscard]] int sweeps_per_iteration() const noexcept { return p_.paired != 0 ? 4 : 8; }
+  /// The executor's sweeps: sweeps_per_iteration() per iteration and the final one.
+  [[nodiscard]] int sweeps() const noexcept {
+    return static_cast<int>(sweeps_per_iteration() * p_.iterations + 1);
+  }
+  /// Bytes a run needs beyond the executor's slabs, over all its ranks, per cell: one octant
+  /// per sweep: three doubles (the sums, the previous iteration's phi, the sources received)
+  /// and the values in transit (one more); paired: the sums, phi, p_4..p_7, two sources (two
+  /// points per cell) and two in transit (ten).
   [[nodiscard]] double state_bytes() const noexcept;
 
   /// Vacuum: every flux 0.0.
@@ -131,10 +153,18 @@ class Sweep3d {
     int sweep = 0;              ///< the sweep running (set between sweeps)
     std::vector<Box<3>> boxes;  ///< every rank's points (learned before the first sweep)
     Box<3> mine;                ///< this rank's points
+    Box<3> home;                ///< this rank's home cells' points: mine's first half
     std::vector<double> sum;    ///< phi of the home cells so far (all of it after an iteration)
     std::vector<double> prev;   ///< phi of the home cells in the previous iteration
-    /// Per point whose cell is at home on another rank, the source of its cell in the octant
-    /// swept (received from that home; the cells at home here take Q + C * prev in the sweep).
+    /// Paired: p_4..p_7 of the home cells, kept until p_3 is in `sum` (phi's order).
+    std::array<std::vector<double>, 4> later;
+    /// Paired: the home cells whose octant 3 and octant 7 points are both this rank's (all of
+    /// them on one rank). The sweep itself finishes their phi at octant 7's point, which follows
+    /// octant 3's in its column (the dependence across k = K), after p_3 is in the sum.
+    Box<3> folded;
+    /// Per point of mine whose cell is at home on another rank, the source of its cell in the
+    /// octant swept (received from that home; the cells at home here take Q + C * prev in the
+    /// sweep).
     std::vector<double> source;
     std::vector<std::vector<double>> to, from;  ///< the exchange's buffers, per rank
     /// The sweeps add the p_o of the cells at home here into `sum` themselves (set once `mine`
@@ -143,6 +173,17 @@ class Sweep3d {
   };
 
   Sweep3d(const Point<3>& n, const Sweep3dParams& p);
+  [[nodiscard]] Index halves() const noexcept { return p_.paired != 0 ? 2 : 1; }
+  /// The octant that sweep s runs over half h (0: k <= K; 1, paired: k > K).
+  [[nodiscard]] int octant_of(int s, Index h) const noexcept {
+    return p_.paired != 0 ? s % 4 + 4 * static_cast<int>(h) : s % 8;
+  }
+  /// The points of b (executor coordinates) in half h, as points of the grid (k - h K).
+  [[nodiscard]] Box<3> half_of(const Box<3>& b, Index h) const noexcept;
+  /// Box b moved by h K along k (grid points of half h to executor points).
+  [[nodiscard]] Box<3> lift(const Box<3>& b, Index h) const noexcept;
+  /// Learns every rank's box (collective).
+  Status learn_boxes(const Box<3>& owned, comm::World& world) const;
   [[nodiscard]] Index cell_index(const Point<3>& x, int octant) const noexcept;
   [[nodiscard]] Point<3> reflect(const Point<3>& x, int octant) const noexcept;
   [[nodiscard]] Box<3> reflect(const Box<3>& b, int octant) const noexcept;

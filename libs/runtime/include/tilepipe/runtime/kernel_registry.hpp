@@ -76,6 +76,9 @@ struct KernelEntry {
   /// make_entry's is K::workload where K declares it; nullptr: one sweep, faces of the machine
   /// file's elements.
   model::Workload (*workload)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
+  /// The executor's space when it is not the loop nest's (sweep3d paired: I x J x 2K); nullptr:
+  /// the loop nest's extents.
+  plan::Index (*space)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
 };
 
 /// What a plugin exports through its one extern "C" symbol `tilepipe_plugin_table` (a function

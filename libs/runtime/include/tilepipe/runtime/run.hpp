@@ -67,25 +67,59 @@ struct OutputOf<K> {
   using type = typename K::output_type;
 };
 
+/// A projecting kernel whose output file covers only the points 1..output_extents()[d] of its
+/// space (sweep3d paired: the first half along k).
+template <class K>
+concept ClipsOutput = ProjectsOutput<K> && requires(const K& k) {
+  { k.output_extents() } -> std::convertible_to<plan::Index>;
+};
+
+/// The output file's extents: the space's, or the part a ClipsOutput kernel names.
+template <class K>
+plan::Index output_extents(const K& kernel, const plan::Index& size) {
+  if constexpr (ClipsOutput<K>) {
+    return kernel.output_extents();
+  } else {
+    (void)kernel;
+    return size;
+  }
+}
+
 /// A rank's kept values as they go to the output file (projected where the kernel says so).
 struct KeptValues {
   std::vector<exec::Index> values_lo, values_hi;
   std::vector<std::byte> values;
 };
 
+/// The kept values projected, and only those of points 1..extents[d] (the output file's).
 template <class K, class Outcome>
-KeptValues project_values(const Outcome& outcome) {
+KeptValues project_values(const Outcome& outcome, const plan::Index& extents) {
   using V = typename K::value_type;
   using O = typename K::output_type;
-  KeptValues kept{outcome.values_lo, outcome.values_hi, {}};
-  const std::size_t n = outcome.values.size() / sizeof(V);
-  kept.values.resize(n * sizeof(O));
-  for (std::size_t i = 0; i < n; ++i) {
-    V v;
-    std::memcpy(&v, outcome.values.data() + i * sizeof(V), sizeof(V));
-    const O o = K::output_value(v);
-    std::memcpy(kept.values.data() + i * sizeof(O), &o, sizeof(O));
+  constexpr int D = K::dims;
+  exec::Box<D> all, kept_box;
+  for (int d = 0; d < D; ++d) {
+    const auto u = static_cast<std::size_t>(d);
+    all.lo[d] = outcome.values_lo[u];
+    all.hi[d] = outcome.values_hi[u];
+    kept_box.lo[d] = std::min(all.lo[d], 1 + extents[u]);
+    kept_box.hi[d] = std::max(kept_box.lo[d], std::min(all.hi[d], 1 + extents[u]));
   }
+  KeptValues kept{
+      {kept_box.lo.begin(), kept_box.lo.end()}, {kept_box.hi.begin(), kept_box.hi.end()}, {}};
+  kept.values.resize(static_cast<std::size_t>(kept_box.volume()) * sizeof(O));
+  std::size_t i = 0;
+  exec::for_each_row(kept_box, [&](const exec::Point<D>& first) {
+    std::int64_t at = 0;
+    for (int d = 0; d < D; ++d) at = at * all.extent(d) + (first[d] - all.lo[d]);
+    for (exec::Index k = 0; k < kept_box.extent(D - 1); ++k, ++i) {
+      V v;
+      std::memcpy(&v, outcome.values.data() + static_cast<std::size_t>(at + k) * sizeof(V),
+                  sizeof(V));
+      const O o = K::output_value(v);
+      std::memcpy(kept.values.data() + i * sizeof(O), &o, sizeof(O));
+    }
+  });
   return kept;
 }
 
@@ -334,7 +368,8 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   const auto open_output = [&]() -> Status {
     if constexpr (exec::ResidentKernel<K>) {
       using Out = typename detail::OutputOf<K>::type;
-      auto w = NpyWriter::create(options.output, npy_dtype<Out>(), size);
+      auto w =
+          NpyWriter::create(options.output, npy_dtype<Out>(), detail::output_extents(kernel, size));
       if (!w) return Unexpected{Error::about("output", w.error().code, w.error().message)};
       output.emplace(std::move(*w));
       return {};
@@ -405,8 +440,10 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
     if constexpr (exec::ResidentKernel<K>) {
       if (!options.output.empty()) {
         if constexpr (detail::ProjectsOutput<K>) {
+          const plan::Index extents = detail::output_extents(kernel, size);
           TP_TRY((detail::write_array<typename K::output_type, K::dims>(
-              world, detail::project_values<K>(*outcome), output ? &*output : nullptr, size)));
+              world, detail::project_values<K>(*outcome, extents), output ? &*output : nullptr,
+              extents)));
         } else {
           TP_TRY((detail::write_array<typename K::value_type, K::dims>(
               world, *outcome, output ? &*output : nullptr, size)));
