@@ -129,6 +129,17 @@ def smith_waterman():
                    f"{recs['tilepipe 2 ranks']['speedup_vs_1cpu']:.2f}x | "
                    f"{model('tilepipe 2 CPUs')}, {model('tilepipe 2 ranks')} | "
                    f"{two_cell} |")
+    aligned = [r for r in j["records"] if r.get("alignment")]
+    if aligned:
+        out += ["", "The alignment itself (1 CPU, medians): score pass, traceback, the process's "
+                "maximum resident set (target under 1 GB at 100k x 100k).", "",
+                "| pair | score pass | traceback | max RSS | alignment columns |",
+                "|---|---:|---:|---:|---:|"]
+        for r in aligned:
+            out.append(f"| {r['workload']} {r['length']}x{r['length']} | "
+                       f"{statistics.median(r['score_pass_s']):.3f} s | "
+                       f"{statistics.median(r['traceback_s']):.3f} s | "
+                       f"{max(r['max_rss_mb']):.0f} MB | {r['alignment_length']} |")
     return out
 
 

@@ -80,6 +80,22 @@ def run_tilepipe(exe, q, t, matrix, cpus, nodes, extra):
     return j["seconds"], j["score"], j.get("simd", "?")
 
 
+def run_alignment(exe, q, t, matrix, extra):
+    """One 1-CPU `align` with the alignment (traceback) as users run it: the score pass's and the
+    traceback's seconds from its JSON, and the process's maximum resident set (MB, from wait4)."""
+    cmd = [exe, "align", q, t, "--matrix", matrix, "--gap-open", "10", "--gap-extend", "1",
+           "--json", "--cpus", "1"] + extra
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    out = p.stdout.read()
+    p.stdout.close()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, cmd)
+    j = json.loads(out.strip().splitlines()[-1])
+    return j["seconds"], j["traceback_seconds"], usage.ru_maxrss / 1024.0, j["score"], j["length"]
+
+
 def run_two_at_once(exe, q, t, matrix, extra):
     """Two independent 1-CPU runs started together: the slower one's seconds (each did n x m).
 
@@ -137,6 +153,8 @@ def main():
     ap.add_argument("--protein", type=int, default=30000, help="protein pair length")
     ap.add_argument("--dna", type=int, default=100000, help="DNA pair length")
     ap.add_argument("--runs", type=int, default=5, help="interleaved rounds (median)")
+    ap.add_argument("--alignment-runs", type=int, default=3,
+                    help="1-CPU runs with the alignment (traceback) per pair; 0: none")
     ap.add_argument("--screen-fraction", type=float, default=0.3,
                     help="parasail routines are screened on pairs this fraction of the length")
     ap.add_argument("--tilepipe-args", default="", help="extra tilepipe align arguments")
@@ -250,6 +268,26 @@ def main():
                 if len(all_scores) != 1:
                     print(f"error: {label}: scores differ between tools: {scores}", file=sys.stderr)
                     return 1
+                # The alignment itself (traceback), 1 CPU, after the score-only runs.
+                aligned = [run_alignment(args.tilepipe, qf, tf, tp_matrix, extra)
+                           for _ in range(args.alignment_runs)]
+                if aligned:
+                    rec = {"workload": label, "length": n, "alignment": True,
+                           "score_pass_s": [a[0] for a in aligned],
+                           "traceback_s": [a[1] for a in aligned],
+                           "max_rss_mb": [a[2] for a in aligned],
+                           "score": aligned[0][3], "alignment_length": aligned[0][4]}
+                    records.append(rec)
+                    print(f"{label:8s} alignment (1 CPU): score pass "
+                          f"{statistics.median(rec['score_pass_s']):.3f} s, traceback "
+                          f"{statistics.median(rec['traceback_s']):.3f} s "
+                          f"({min(rec['traceback_s']):.3f}-{max(rec['traceback_s']):.3f}), "
+                          f"max RSS {max(rec['max_rss_mb']):.1f} MB, "
+                          f"{rec['alignment_length']} columns", flush=True)
+                    if rec["score"] not in all_scores:
+                        print(f"error: {label}: the alignment's score {rec['score']} differs",
+                              file=sys.stderr)
+                        return 1
                 records.append({"workload": label, "parasail_screen_gcups": screen,
                                 "screen_length": m, "parasail_best": best})
         load_after = os.getloadavg()
@@ -276,6 +314,17 @@ def main():
             f.write(f"| {r['workload']} {r['length']}x{r['length']} | {r['config']} | "
                     f"{r['median_s']:.3f} | {model} | {r['gcups']:.2f} ({r['gcups_min']:.2f}-{r['gcups_max']:.2f}) | "
                     f"{r['speedup_vs_1cpu']:.2f} | {r['scores'][0]} | {r['simd']} |\n")
+        aligned = [r for r in records if r.get("alignment")]
+        if aligned:
+            f.write("\nThe alignment (1 CPU, `align --json` without `--score-only`; medians, "
+                    "min-max):\n\n| pair | score pass s | traceback s | max RSS MB | columns |\n"
+                    "|---|---:|---|---:|---:|\n")
+            for r in aligned:
+                f.write(f"| {r['workload']} {r['length']}x{r['length']} | "
+                        f"{statistics.median(r['score_pass_s']):.3f} | "
+                        f"{statistics.median(r['traceback_s']):.3f} "
+                        f"({min(r['traceback_s']):.3f}-{max(r['traceback_s']):.3f}) | "
+                        f"{max(r['max_rss_mb']):.1f} | {r['alignment_length']} |\n")
     print(f"load before {load_before}, after {load_after}; wrote {out_dir}/sw_bench.json, sw_bench.md")
     return 0
 

@@ -91,35 +91,47 @@ struct KeptValues {
   std::vector<std::byte> values;
 };
 
-/// The kept values projected, and only those of points 1..extents[d] (the output file's).
+/// The kept values projected, and only those of points 1..extents[d] (the output file's): each of
+/// the rank's boxes (none, one, or one per cycle; RankOutcome) clipped, the empty ones dropped.
 template <class K, class Outcome>
 KeptValues project_values(const Outcome& outcome, const plan::Index& extents) {
   using V = typename K::value_type;
   using O = typename K::output_type;
   constexpr int D = K::dims;
-  exec::Box<D> all, kept_box;
-  for (int d = 0; d < D; ++d) {
-    const auto u = static_cast<std::size_t>(d);
-    all.lo[d] = outcome.values_lo[u];
-    all.hi[d] = outcome.values_hi[u];
-    kept_box.lo[d] = std::min(all.lo[d], 1 + extents[u]);
-    kept_box.hi[d] = std::max(kept_box.lo[d], std::min(all.hi[d], 1 + extents[u]));
-  }
-  KeptValues kept{
-      {kept_box.lo.begin(), kept_box.lo.end()}, {kept_box.hi.begin(), kept_box.hi.end()}, {}};
-  kept.values.resize(static_cast<std::size_t>(kept_box.volume()) * sizeof(O));
-  std::size_t i = 0;
-  exec::for_each_row(kept_box, [&](const exec::Point<D>& first) {
-    std::int64_t at = 0;
-    for (int d = 0; d < D; ++d) at = at * all.extent(d) + (first[d] - all.lo[d]);
-    for (exec::Index k = 0; k < kept_box.extent(D - 1); ++k, ++i) {
-      V v;
-      std::memcpy(&v, outcome.values.data() + static_cast<std::size_t>(at + k) * sizeof(V),
-                  sizeof(V));
-      const O o = K::output_value(v);
-      std::memcpy(kept.values.data() + i * sizeof(O), &o, sizeof(O));
+  KeptValues kept;
+  const std::size_t boxes = outcome.values_lo.size() / D;
+  std::int64_t first_value = 0;  // of the box, in outcome.values
+  for (std::size_t b = 0; b < boxes; ++b) {
+    exec::Box<D> all, clipped;
+    for (int d = 0; d < D; ++d) {
+      const auto u = static_cast<std::size_t>(d);
+      all.lo[d] = outcome.values_lo[b * D + u];
+      all.hi[d] = outcome.values_hi[b * D + u];
+      clipped.lo[d] = std::min(all.lo[d], 1 + extents[u]);
+      clipped.hi[d] = std::max(clipped.lo[d], std::min(all.hi[d], 1 + extents[u]));
     }
-  });
+    const std::int64_t volume = all.volume();
+    if (clipped.volume() > 0) {
+      kept.values_lo.insert(kept.values_lo.end(), clipped.lo.begin(), clipped.lo.end());
+      kept.values_hi.insert(kept.values_hi.end(), clipped.hi.begin(), clipped.hi.end());
+      std::size_t i = kept.values.size() / sizeof(O);
+      kept.values.resize((i + static_cast<std::size_t>(clipped.volume())) * sizeof(O));
+      exec::for_each_row(clipped, [&](const exec::Point<D>& row) {
+        std::int64_t at = 0;
+        for (int d = 0; d < D; ++d) at = at * all.extent(d) + (row[d] - all.lo[d]);
+        for (exec::Index k = 0; k < clipped.extent(D - 1); ++k, ++i) {
+          V v;
+          std::memcpy(
+              &v,
+              outcome.values.data() + static_cast<std::size_t>(first_value + at + k) * sizeof(V),
+              sizeof(V));
+          const O o = K::output_value(v);
+          std::memcpy(kept.values.data() + i * sizeof(O), &o, sizeof(O));
+        }
+      });
+    }
+    first_value += volume;
+  }
   return kept;
 }
 
