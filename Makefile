@@ -7,7 +7,7 @@ CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 DEB_PACKAGES := cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev \
   libfmt-dev nlohmann-json3-dev libcli11-dev libhwloc-dev openmpi-bin libopenmpi-dev \
   mpich libmpich-dev python3 python3-matplotlib python3-numpy clang-format-14 emboss emboss-data \
-  clang libclang-rt-14-dev zlib1g-dev slurm-wlm munge ccache
+  clang libclang-rt-14-dev zlib1g-dev slurm-wlm munge ccache time
 
 .PHONY: all deps build test test-mpich demo format format-check clean fuzz-long fuzz-corpus
 # build-<preset> and test-<preset> (release, asan, tsan, dev, nompi) are pattern rules below;

@@ -77,8 +77,9 @@ Expected<int> gap_scale(double open, double extend) {
 namespace detail {
 
 void* sw_scratch(std::size_t bytes) {
-  // One growing buffer per thread: tiles of one thread run one after the other.
-  constexpr std::size_t align = 64;
+  // One growing buffer per thread: tiles of one thread run one after the other. Page-aligned:
+  // the band lays its rows out at fixed offsets within a page from here (sw_striped_body.hpp).
+  constexpr std::size_t align = page_bytes;
   thread_local std::unique_ptr<std::byte[]> buffer;
   thread_local std::size_t capacity = 0;
   if (capacity < bytes) {
@@ -97,7 +98,13 @@ void* sw_profile(const SwProfileKey& key, std::size_t bytes, bool& fresh) {
     std::size_t capacity = 0;
     std::uint64_t used = 0;
   };
-  constexpr std::size_t align = 64;
+  // Page-aligned plus profile_page_offset: the profile's rows sit at an offset within a page that
+  // none of the band's scratch rows has (4K aliasing, sw_striped.hpp).
+  constexpr std::size_t align = page_bytes;
+  const auto start = [](std::byte* p) {
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    return p + ((align - address % align) % align) + profile_page_offset;
+  };
   thread_local std::array<Entry, 8> cache;
   thread_local std::uint64_t clock = 0;
   ++clock;
@@ -106,20 +113,19 @@ void* sw_profile(const SwProfileKey& key, std::size_t bytes, bool& fresh) {
     if (e.capacity >= bytes && e.key == key) {
       e.used = clock;
       fresh = false;
-      const auto address = reinterpret_cast<std::uintptr_t>(e.buffer.get());
-      return e.buffer.get() + ((align - address % align) % align);
+      return start(e.buffer.get());
     }
     if (e.used < victim->used) victim = &e;
   }
   if (victim->capacity < bytes) {
-    victim->buffer = std::make_unique_for_overwrite<std::byte[]>(bytes + align);
+    victim->buffer =
+        std::make_unique_for_overwrite<std::byte[]>(bytes + align + profile_page_offset);
     victim->capacity = bytes;
   }
   victim->key = key;
   victim->used = clock;
   fresh = true;
-  const auto address = reinterpret_cast<std::uintptr_t>(victim->buffer.get());
-  return victim->buffer.get() + ((align - address % align) % align);
+  return start(victim->buffer.get());
 }
 
 }  // namespace detail

@@ -52,12 +52,24 @@ constexpr std::int32_t band_input_limit(int bits, std::int32_t bias) noexcept {
   return (bits == 8 ? 255 : 65535) - bias - 1;
 }
 
-/// 64-byte aligned per-thread scratch of at least `bytes` (valid until the thread's next call).
+/// 4K aliasing: a load whose address agrees with an earlier, still pending store in its low 12
+/// bits waits for it on x86 cores (the store-to-load forwarding check compares those bits first).
+/// A band's rows (H of two columns, E, the profile's row) are each a multiple of 4 KiB long in
+/// 16-bit lanes (1024 vectors of 32 bytes), so laid out back to back every load of the main loop
+/// would alias a store of the same loop: the rows start at distinct offsets within a page instead.
+inline constexpr std::size_t page_bytes = 4096;
+/// Bytes between consecutive scratch rows beyond their length (three cache lines).
+inline constexpr std::size_t row_pad_bytes = 192;
+/// Where a profile starts within its page: past the offsets of the band's four scratch rows.
+inline constexpr std::size_t profile_page_offset = 5 * row_pad_bytes;
+
+/// Page-aligned per-thread scratch of at least `bytes` (valid until the thread's next call).
 void* sw_scratch(std::size_t bytes);
 
 /// A per-thread cache of band query profiles: the tiles of one row of tiles share their bands'
 /// rows, so a thread builds each band's profile once, not once per tile. `find` returns the
-/// profile stored under the key, or a 64-byte aligned buffer of `bytes` to fill (and `fresh`).
+/// profile stored under the key, or a buffer of `bytes` to fill (and `fresh`), starting
+/// profile_page_offset bytes into a page.
 struct SwProfileKey {
   std::uint64_t kernel_id;
   const std::uint8_t* q;

@@ -52,10 +52,12 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   bool fresh = false;
   auto* prof = static_cast<V*>(sw_profile({b.kernel_id, b.q, rows, static_cast<int>(sizeof(T))},
                                           alphabet * nvec * sizeof(V), fresh));
-  V* hp = static_cast<V*>(sw_scratch(4 * nvec * sizeof(V)));  // H of the previous column
-  V* hc = hp + nvec;                                          // H of the current column
-  V* ev = hc + nvec;                                // E of the current column, then of the next one
-  V* e_last = ev + nvec;                            // E of the band's last column (the right face)
+  // Four rows, each row_pad_bytes past the end of the one before (4K aliasing, sw_striped.hpp).
+  const std::size_t stride = nvec + row_pad_bytes / sizeof(V);
+  V* hp = static_cast<V*>(sw_scratch(4 * stride * sizeof(V)));  // H of the previous column
+  V* hc = hp + stride;                                          // H of the current column
+  V* ev = hc + stride;                              // E of the current column, then of the next one
+  V* e_last = ev + stride;                          // E of the band's last column (the right face)
   const auto at = [seg](std::int64_t r) noexcept {  // element index of row r
     return static_cast<std::size_t>((r % seg) * L + r / seg);
   };
