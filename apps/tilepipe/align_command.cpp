@@ -290,7 +290,10 @@ std::string result_text(const AlignOptions& o, const Inputs& in, const AlignOutp
 // (a short query leaves CPUs and ranks idle), tiles `--tile` high along the target (or QxT with at
 // most nodes x cpus rows).
 int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<OutputFile>& output) {
-  auto kernel = make_kernel(in);
+  // Forked ranks raise the display's shared counter; its thread starts once they all run (none
+  // may exist when they fork). Under MPI each rank counts only its own cells: no score pass shown.
+  ProgressLine progress("aligning", o.progress || ::isatty(STDERR_FILENO) == 1);
+  auto kernel = make_kernel(in, progress.counter());
   if (!kernel) return report_error(kernel.error());
   runtime::RunOptions run;
   run.last_words = &print_last_words;
@@ -336,9 +339,11 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   }
   const plan::Index size{static_cast<std::int64_t>(in.query.codes.size()),
                          static_cast<std::int64_t>(in.target.codes.size())};
+  run.ranks_started = [&progress, &size] { progress.start("score pass", size[0] * size[1]); };
   std::fflush(stdout);  // forked ranks must not repeat buffered output
   auto total = runtime::run(*kernel, size, run);
   if (!total) return report_error(total.error());
+  progress.finish();
   if (!total->root) return exit_ok;
   AlignOptions shown = o;  // what ran: under MPI the job's ranks
   shown.nodes = static_cast<int>(total->planned.plan.nodes());
@@ -356,9 +361,7 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
                   total->planned.plan.tiling().tile_extents(),
                   std::nullopt};
   if (total->planned.choice) out.predicted_s = total->planned.choice->prediction.total.count();
-  // The ranks' score pass shows no progress (the display's thread must not exist when ranks fork);
-  // the traceback runs here, on the root's threads.
-  ProgressLine progress("aligning", o.progress || ::isatty(STDERR_FILENO) == 1);
+  // The traceback runs here, on the root's threads.
   if (auto a = add_alignment(o, in, out, progress); !a) return report_error(a.error());
   return emit(result_text(shown, in, out), output);
 }
@@ -435,7 +438,7 @@ int run_align(int argc, char** argv) {
                "score and end only: no traceback (the score pass alone)");
   app.add_flag("--progress", o.progress,
                "one pair: the score pass's and the traceback's progress on stderr (default: only "
-               "when stderr is a terminal; with --nodes, the traceback's only)");
+               "when stderr is a terminal; under mpirun, the traceback's only)");
   app.add_option("--top", o.top,
                  "search: every query record against every target record, the N best hits of "
                  "each query (without --top, files of several records report every hit)");

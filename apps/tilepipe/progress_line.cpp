@@ -4,30 +4,55 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
+#include <new>
 #include <utility>
+
+#include <sys/mman.h>
 
 namespace tp::app {
 
-ProgressLine::ProgressLine(std::string what, bool show) : what_(std::move(what)), show_(show) {
-  if (show_) thread_ = std::thread([this] { loop(); });
+namespace {
+
+using Counter = std::atomic<std::int64_t>;
+static_assert(Counter::is_always_lock_free);  // so processes may share it
+
+// One counter in a page of its own, shared with the processes forked after it; nullptr when the
+// mapping fails.
+Counter* shared_counter() noexcept {
+  void* page =
+      ::mmap(nullptr, sizeof(Counter), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  return page == MAP_FAILED ? nullptr : new (page) Counter(0);
 }
 
+}  // namespace
+
+ProgressLine::ProgressLine(std::string what, bool show)
+    : what_(std::move(what)),
+      show_(show),
+      shared_(shared_counter()),
+      // Without a shared page, forked ranks leave the display at 0% until their phase ends.
+      done_(shared_ != nullptr ? shared_ : &own_) {}
+
 ProgressLine::~ProgressLine() {
-  if (!show_) return;
-  {
-    const std::lock_guard lock(mutex_);
-    stop_ = true;
-    if (!phase_.empty()) std::fputc('\n', stderr);  // a phase cut short (an error) ends its line
+  if (thread_.joinable()) {
+    {
+      const std::lock_guard lock(mutex_);
+      stop_ = true;
+      if (!phase_.empty()) std::fputc('\n', stderr);  // a phase cut short (an error) ends its line
+    }
+    wake_.notify_all();
+    thread_.join();
   }
-  wake_.notify_all();
-  thread_.join();
+  if (shared_ != nullptr) ::munmap(shared_, sizeof(Counter));
 }
 
 void ProgressLine::start(std::string phase, std::int64_t total) {
   finish();
-  done_.store(0, std::memory_order_relaxed);
+  done_->store(0, std::memory_order_relaxed);
   if (!show_) return;
+  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
   const std::lock_guard lock(mutex_);
   phase_ = std::move(phase);
   total_ = std::max<std::int64_t>(total, 1);
@@ -55,7 +80,7 @@ void ProgressLine::loop() {
     wake_.wait_for(lock, std::chrono::milliseconds(200));
     if (stop_ || phase_.empty()) continue;
     const double share =
-        static_cast<double>(done_.load(std::memory_order_relaxed)) / static_cast<double>(total_);
+        static_cast<double>(done_->load(std::memory_order_relaxed)) / static_cast<double>(total_);
     draw(std::min(share, 0.99));
   }
 }

@@ -14,6 +14,8 @@ namespace tp::app {
 /// known when the phase starts. A thread redraws the line every 200 ms while a phase runs; each
 /// phase ends on its own line at 100%. Shown only when `show` (then nothing else on the line:
 /// stdout is not touched). An estimated total caps the shown share at 99% until the phase ends.
+/// The counter lives in a shared mapping, so ranks forked after construction raise the same one;
+/// the thread starts with the first phase, so that no thread exists before they fork.
 class ProgressLine {
  public:
   ProgressLine(std::string what, bool show);
@@ -26,7 +28,7 @@ class ProgressLine {
   /// Ends the running phase: its line at 100%, then a new line.
   void finish();
   /// What the workers raise, one unit each (cells here); valid for the object's life.
-  [[nodiscard]] std::atomic<std::int64_t>* counter() noexcept { return &done_; }
+  [[nodiscard]] std::atomic<std::int64_t>* counter() noexcept { return done_; }
   [[nodiscard]] bool shown() const noexcept { return show_; }
 
  private:
@@ -35,7 +37,9 @@ class ProgressLine {
 
   std::string what_;
   bool show_;
-  std::atomic<std::int64_t> done_{0};
+  std::atomic<std::int64_t>* shared_;  // the counter in its shared page (nullptr: none)
+  std::atomic<std::int64_t> own_{0};   // the counter when the page could not be mapped
+  std::atomic<std::int64_t>* done_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::string phase_;  // empty: no phase runs

@@ -339,6 +339,7 @@ Expected<LaunchResult> launch_local(int ranks, const Config& config, const RankB
   }
   *map = detail::Mapping();
   error_write = detail::Fd();  // the children hold the only write ends now
+  if (options.started) options.started();
 
   LaunchResult result;
   result.ranks.resize(static_cast<std::size_t>(ranks));

@@ -123,7 +123,7 @@ bool joins_mpi(LaunchMode mode) {
 }
 
 Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMode mode,
-                                const RankBody& body) {
+                                const RankBody& body, const std::function<void()>& started) {
   if (mode == LaunchMode::mpi && !comm::World::launched_by_mpi()) {
     return fail(Errc::invalid_argument,
                 "the MPI launch needs the ranks started by mpirun or srun (e.g. mpirun -np 2 ...)");
@@ -198,23 +198,27 @@ Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMod
   }
   for (int r = 0; r < ranks; ++r) new (ch.slot(r)) ErrorSlot();
   *ch.length() = 0;
-  auto launched = comm::launch_local(ranks, config, [&](comm::World& world) -> int {
-    auto out = body(world);
-    if (!out) {
-      store_error(*ch.slot(world.rank()), out.error(), world.rank());
-      return out.error().is_user_error() ? 2 : 1;
-    }
-    if (world.rank() == 0) {
-      if (out->size() > ch.capacity()) {
-        store_error(*ch.slot(0),
-                    Error(Errc::out_of_range, "the result of rank 0 exceeds the 1 GiB channel"), 0);
-        return 1;
-      }
-      if (!out->empty()) std::memcpy(ch.payload(), out->data(), out->size());
-      *ch.length() = out->size();
-    }
-    return 0;
-  });
+  auto launched = comm::launch_local(
+      ranks, config,
+      [&](comm::World& world) -> int {
+        auto out = body(world);
+        if (!out) {
+          store_error(*ch.slot(world.rank()), out.error(), world.rank());
+          return out.error().is_user_error() ? 2 : 1;
+        }
+        if (world.rank() == 0) {
+          if (out->size() > ch.capacity()) {
+            store_error(*ch.slot(0),
+                        Error(Errc::out_of_range, "the result of rank 0 exceeds the 1 GiB channel"),
+                        0);
+            return 1;
+          }
+          if (!out->empty()) std::memcpy(ch.payload(), out->data(), out->size());
+          *ch.length() = out->size();
+        }
+        return 0;
+      },
+      comm::LaunchOptions{.started = started});
   if (!launched) return Unexpected{launched.error()};
   // Interrupted (SIGINT/SIGTERM/SIGHUP forwarded to every rank): that is the news.
   if (launched->interrupted_by != 0) return Unexpected{*launched->failure()};

@@ -62,6 +62,10 @@ struct LaunchOptions {
   /// are killed with SIGKILL.
   bool forward_signals = true;
   std::chrono::milliseconds grace = std::chrono::milliseconds(500);
+  /// Called in the launcher once every rank is forked, before it starts supervising them: the
+  /// launcher forks no more, so it may start threads of its own here (a progress display). Must
+  /// return promptly; empty: nothing.
+  std::function<void()> started;
 };
 
 /// A rank's body: its exit code (0 success), or an Error that the launcher carries to

@@ -50,8 +50,9 @@ struct RanksResult {
 /// or exiting without a result is an error naming it. A task of an srun step of several tasks
 /// that srun gave no MPI wire-up (`srun --mpi=none`: no PMIx or PMI in the environment) is refused
 /// (Errc::invalid_argument), since each would run alone. Call from a single-threaded process when
-/// it forks. Never prints.
+/// it forks. Never prints. `started`, when forked, is called in this process once every rank
+/// runs (comm::LaunchOptions::started); never under MPI.
 Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMode mode,
-                                const RankBody& body);
+                                const RankBody& body, const std::function<void()>& started = {});
 
 }  // namespace tp::runtime

@@ -482,7 +482,7 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
     return detail::encode_total(**total, verified);
   };
   auto ran = run_ranks(static_cast<int>(plan.nodes()), config,
-                       mpi ? LaunchMode::mpi : LaunchMode::fork, body);
+                       mpi ? LaunchMode::mpi : LaunchMode::fork, body, options.ranks_started);
   if (!ran) return Unexpected{ran.error()};
   if (output && !mpi) TP_TRY(output->commit());
   out.rank = ran->rank;

@@ -12,6 +12,7 @@
 #include <tilepipe/support/last_words.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -71,6 +72,9 @@ struct RunOptions {
   /// aborts the job, MPI_Abort); installed with set_last_words_sink as run starts, so that it
   /// reaches the copy of the library a plugin kernel runs in. Null: the sink already installed.
   LastWordsSink last_words = nullptr;
+  /// Forked ranks: called in the calling process once every rank runs (it forks no more, so a
+  /// progress display's thread may start then); never under MPI. Empty: nothing.
+  std::function<void()> ranks_started;
 };
 
 /// A plan and, when the cost model chose part of it, the choice.
