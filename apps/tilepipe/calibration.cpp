@@ -1,6 +1,8 @@
 // What calibrate and sweep share around runtime::calibrate (calibration.hpp).
 #include "calibration.hpp"
 
+#include "progress_line.hpp"
+
 #include <tilepipe/kernels/cost_probes.hpp>
 #include <tilepipe/support/parse.hpp>
 
@@ -22,18 +24,8 @@ runtime::CalibrateSpec builtin_calibration(bool quiet) {
   };
   if (quiet) return spec;
   // A bar redrawn in place on a terminal, a line per stage otherwise.
-  spec.progress = [tty = ::isatty(2) == 1](int done, int total, std::string_view what) {
-    constexpr int width = 30;
-    const int filled = total > 0 ? std::clamp(done * width / total, 0, width) : width;
-    const std::string bar = std::string(static_cast<std::size_t>(filled), '#') +
-                            std::string(static_cast<std::size_t>(width - filled), '.');
-    if (tty) {
-      fmt::print(stderr, "\rcalibrate [{}] {:3}/{} {:<40.40}{}", bar, done, total, what,
-                 done == total ? "\n" : "");
-    } else {
-      fmt::print(stderr, "calibrate [{}] {}/{} {}\n", bar, done, total, what);
-    }
-    std::fflush(stderr);
+  spec.progress = [](int done, int total, std::string_view what) {
+    draw_bar("calibrate", done, total, what, 40);
   };
   return spec;
 }

@@ -10,8 +10,28 @@
 #include <utility>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace tp::app {
+
+void draw_share(std::string_view label, double share) {
+  fmt::print(stderr, "\r{} {:3.0f}%", label, 100 * share);
+  std::fflush(stderr);
+}
+
+void draw_bar(std::string_view name, int done, int total, std::string_view what, int what_width) {
+  constexpr int width = 30;
+  const int filled = total > 0 ? std::clamp(done * width / total, 0, width) : width;
+  const std::string bar = std::string(static_cast<std::size_t>(filled), '#') +
+                          std::string(static_cast<std::size_t>(width - filled), '.');
+  if (::isatty(STDERR_FILENO) == 1) {
+    fmt::print(stderr, "\r{} [{}] {:3}/{} {:<{}.{}}{}", name, bar, done, total, what, what_width,
+               what_width, done == total ? "\n" : "");
+  } else {
+    fmt::print(stderr, "{} [{}] {}/{} {}\n", name, bar, done, total, what);
+  }
+  std::fflush(stderr);
+}
 
 namespace {
 
@@ -70,8 +90,7 @@ void ProgressLine::finish() {
 }
 
 void ProgressLine::draw(double share) {
-  fmt::print(stderr, "\r{}: {} {:3.0f}%", what_, phase_, 100 * share);
-  std::fflush(stderr);
+  draw_share(what_ + ": " + phase_, share);
 }
 
 void ProgressLine::loop() {

@@ -6,9 +6,17 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace tp::app {
+
+/// The displays of tilepipe's long commands share these two lines on stderr.
+/// "\r<label> 42%" redrawn in place (share in [0, 1]); the caller ends the line.
+void draw_share(std::string_view label, double share);
+/// A stage bar, "<name> [#####.....] 3/10 <what>": redrawn in place on a terminal (ended at
+/// done == total), a line per stage otherwise; `what` is padded or cut to `what_width`.
+void draw_bar(std::string_view name, int done, int total, std::string_view what, int what_width);
 
 /// Phases of work, each with a count of done units that the workers raise (relaxed) and a total
 /// known when the phase starts. A thread redraws the line every 200 ms while a phase runs; each

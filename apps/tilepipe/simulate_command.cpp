@@ -5,6 +5,7 @@
 #include "parse_cli.hpp"
 #include "plan_options.hpp"
 #include "plan_report.hpp"
+#include "progress_line.hpp"
 
 #include <tilepipe/exec/trace.hpp>
 #include <tilepipe/model/choose.hpp>
@@ -230,10 +231,7 @@ int run_simulate(int argc, char** argv) {
   sim_options.spans = trace_file.has_value();
   const bool show = progress || ::isatty(STDERR_FILENO) == 1;
   if (show) {
-    sim_options.progress = [](double f) {
-      fmt::print(stderr, "\rsimulating: {:3.0f}%", 100 * f);
-      std::fflush(stderr);
-    };
+    sim_options.progress = [](double f) { draw_share("simulating:", f); };
   }
   auto result = sim::simulate(*plan, *machine, sim_options);
   if (show) fmt::print(stderr, "\n");

@@ -6,6 +6,7 @@
 #include "link_option.hpp"
 #include "parse_cli.hpp"
 #include "plan_options.hpp"
+#include "progress_line.hpp"
 
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/cost_model.hpp>
@@ -162,20 +163,6 @@ std::string plot_script() {
 /// The median, 0 for a point that has no sample.
 double median_of(const std::vector<double>& v) {
   return v.empty() ? 0.0 : model::median(v);
-}
-
-void draw_bar(int done, int total, const std::string& what) {
-  constexpr int width = 30;
-  const int filled = total > 0 ? done * width / total : width;
-  const std::string bar = std::string(static_cast<std::size_t>(filled), '#') +
-                          std::string(static_cast<std::size_t>(width - filled), '.');
-  if (::isatty(2) == 1) {
-    fmt::print(stderr, "\rsweep [{}] {:3}/{} {:<44.44}", bar, done, total, what);
-    if (done == total) fmt::print(stderr, "\n");
-  } else {
-    fmt::print(stderr, "sweep [{}] {}/{} {}\n", bar, done, total, what);
-  }
-  std::fflush(stderr);
 }
 
 /// Checks each output flag that was given (an empty value too), before any work; two flags may
@@ -472,8 +459,9 @@ int run_sweep(int argc, char** argv) {
     for (auto& pt : points) {
       if (!quiet) {
         draw_bar(
-            done, total,
-            fmt::format("{} height {} (repeat {})", scheme_text(pt.scheme), pt.height, rep + 1));
+            "sweep", done, total,
+            fmt::format("{} height {} (repeat {})", scheme_text(pt.scheme), pt.height, rep + 1),
+            44);
       }
       std::vector<std::string> args{exe,          "run",
                                     "--kernel",   problem.kernel,
@@ -516,7 +504,7 @@ int run_sweep(int argc, char** argv) {
       ++done;
     }
   }
-  if (!quiet) draw_bar(total, total, "done");
+  if (!quiet) draw_bar("sweep", total, total, "done", 44);
 
   // Results.
   const Point* best = nullptr;
