@@ -6,6 +6,7 @@ A script imports it with
     import benchlib
 Standard library only (write_results plots with matplotlib when it is there).
 """
+import argparse
 import csv
 import json
 import os
@@ -63,3 +64,18 @@ def write_results(outdir, stem, rows, commands, notes=(), plot=None):
     path = os.path.join(outdir, f"{stem}.png")
     plot(plt, rows, path)
     print(f"wrote {path}")
+
+
+def simulation_args(description, outputs):
+    """The argument parser the simulation studies (bench/sim) share: the tilepipe executable, the
+    results folder (which gets `outputs`) and --machines (seed 000's SCI cluster and the
+    InfiniBand EDR-class file by default); each study adds its own options."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("tilepipe", help="path to the tilepipe executable")
+    ap.add_argument("outdir", help=f"where to write {outputs}")
+    ap.add_argument("--machines", default=",".join([
+        os.path.join(root, "tests/data/machines/seed000-sci-cluster.json"),
+        os.path.join(root, "bench/sim/machines/infiniband-edr-cluster.json")]),
+        help="comma-separated machine files (default: seed 000's SCI cluster, InfiniBand EDR)")
+    return ap

@@ -12,7 +12,6 @@ every command). Only simulates: it may run on a busy machine. Standard library, 
 for the plot (the system's python3-matplotlib: run with /usr/bin/python3).
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -31,15 +30,7 @@ def simulate(exe, machine, size, height, nodes, cyclic):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(os.path.dirname(here))
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tilepipe", help="path to the tilepipe executable")
-    ap.add_argument("outdir", help="where to write cyclic.csv, cyclic.png, context.txt")
-    ap.add_argument("--machines", default=",".join([
-        os.path.join(root, "tests/data/machines/seed000-sci-cluster.json"),
-        os.path.join(here, "machines/infiniband-edr-cluster.json")]),
-        help="comma-separated machine files (default: seed 000's SCI cluster, InfiniBand EDR)")
+    ap = benchlib.simulation_args(__doc__.split("\n")[0], "cyclic.csv, cyclic.png, context.txt")
     ap.add_argument("--size", default="65536x1024",
                     help="wave2d extents; the second (1024) is the mapping dimension")
     ap.add_argument("--tile", default="128", help="tile height along the mapping dimension")

@@ -13,7 +13,6 @@ Strong: the same space at every P (default 256x256x65536). Weak: PER_NODE cross-
 the plot (the system's python3-matplotlib: run with /usr/bin/python3).
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -42,15 +41,7 @@ def simulate(exe, machine, size, nodes, mesh, cpus):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(os.path.dirname(here))
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tilepipe", help="path to the tilepipe executable")
-    ap.add_argument("outdir", help="where to write scaling.csv, scaling.png, context.txt")
-    ap.add_argument("--machines", default=",".join([
-        os.path.join(root, "tests/data/machines/seed000-sci-cluster.json"),
-        os.path.join(here, "machines/infiniband-edr-cluster.json")]),
-        help="comma-separated machine files (default: seed 000's SCI cluster, InfiniBand EDR)")
+    ap = benchlib.simulation_args(__doc__.split("\n")[0], "scaling.csv, scaling.png, context.txt")
     ap.add_argument("--max-nodes", type=int, default=1024, help="largest P (a power of two)")
     ap.add_argument("--strong-size", default="256x256x65536")
     ap.add_argument("--per-node", default="64x64", help="weak scaling: cross-section per node")
