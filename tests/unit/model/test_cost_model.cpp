@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "../plan_request.hpp"
+#include "../seed_machines.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,21 +28,6 @@ constexpr double us = 1e-6;
 constexpr double ns = 1e-9;
 
 /// The seeds' SCI machines: t_start, t_sync, t_comp1 = 39.6 ns, floats, 84.12 MB/s, one DMA queue.
-Machine sci(double t_start_us, double t_sync_us) {
-  Machine m;
-  m.name = "sci";
-  m.transport = "sci-dma";
-  m.compute.t_comp1 = Seconds{39.6 * ns};
-  m.compute.element_bytes = 4;
-  m.t_start = Seconds{t_start_us * us};
-  m.t_sync = Seconds{t_sync_us * us};
-  m.t_sync_in = Seconds{11 * us};
-  m.link.latency = Seconds{0};
-  m.link.bandwidth_bytes_per_s = 84.12e6;
-  m.send_mode = SendMode::queued;
-  return m;
-}
-
 Plan make_plan(Index size, std::int64_t z, std::int64_t nodes, std::int64_t cpus,
                ScheduleKind s = ScheduleKind::overlap, GroupingKind g = GroupingKind::hyperplane) {
   auto p = Plan::make(tp::test::height_request(std::move(size), z, nodes, cpus, s, g));
@@ -63,7 +49,7 @@ double seed000_formula3(double dimz, double x, double z) {
 }
 
 TEST(CostModelSeed000, overlap_time_is_formula_3) {
-  const Machine m = sci(49.2, 4 * 18.8);
+  const Machine m = tp::test::seed000_sci(49.2, 4 * 18.8);
   for (std::int64_t z : {256, 1024, 3000, 3584, 8192, 65536}) {
     const Plan p = make_plan({12, 12, 524288}, z, 9, 1);
     EXPECT_NEAR(predicted_s(p, m), seed000_formula3(524288, 4, static_cast<double>(z)), 1e-12)
@@ -79,7 +65,7 @@ TEST(CostModelSeed000, overlap_time_is_formula_3) {
 
 TEST(CostModelSeed000, the_step_is_compute_bound_and_sends_the_faces_in_one_queue) {
   const Plan p = make_plan({12, 12, 524288}, 1024, 9, 1);
-  auto pr = predict(p, sci(49.2, 75.2), {});
+  auto pr = predict(p, tp::test::seed000_sci(49.2, 75.2), {});
   ASSERT_TRUE(pr);
   // Two successors, each a 4 x 1024 face of 4-byte floats.
   EXPECT_EQ(pr->step.messages, 2);
@@ -92,7 +78,7 @@ TEST(CostModelSeed000, the_step_is_compute_bound_and_sends_the_faces_in_one_queu
 
 // Seed 002 5.3: T_non-blocking,hyperplane = (3X/(2x) + 2Y/y + Z/z - 4)(100 us + x^2 z 39.6 ns).
 TEST(CostModelSeed002, non_blocking_hyperplane_is_the_papers_formula) {
-  const Machine m = sci(49.2, 50.8);
+  const Machine m = tp::test::seed000_sci(49.2, 50.8);
   for (std::int64_t z : {128, 512, 1024, 4096}) {
     const Plan p = make_plan({16, 16, 65536}, z, 8, 2);
     const double X = 16, Y = 16, x = 4, zz = static_cast<double>(z);
@@ -103,7 +89,7 @@ TEST(CostModelSeed002, non_blocking_hyperplane_is_the_papers_formula) {
 }
 
 TEST(CostModelSeed002, blocking_adds_the_transfer_and_overlap_hides_it) {
-  const Machine m = sci(49.2, 50.8);
+  const Machine m = tp::test::seed000_sci(49.2, 50.8);
   const Plan b = make_plan({16, 16, 65536}, 1024, 8, 2, ScheduleKind::blocking);
   auto pb = predict(b, m, {});
   ASSERT_TRUE(pb);
@@ -144,7 +130,7 @@ TEST(CostModelVertical, beta_is_formula_6_and_n_is_formula_7) {
 }
 
 TEST(CostModelVertical, vertical_grouping_computes_beta_per_step) {
-  const Machine m = sci(49.2, 50.8);
+  const Machine m = tp::test::seed000_sci(49.2, 50.8);
   const Plan p =
       make_plan({16, 16, 65536}, 1024, 8, 2, ScheduleKind::overlap, GroupingKind::vertical);
   auto pr = predict(p, m, {});
@@ -165,7 +151,7 @@ TEST(CostModelVertical, vertical_grouping_computes_beta_per_step) {
 }
 
 TEST(CostModelCommThread, one_cpu_is_the_overlap_formula_and_more_cpus_share_the_overhead) {
-  const Machine m = sci(49.2, 50.8);
+  const Machine m = tp::test::seed000_sci(49.2, 50.8);
   const Plan one = make_plan({12, 12, 524288}, 1024, 9, 1);
   EXPECT_NEAR(predicted_s(one, m, ModelOptions{"", true, 0}), predicted_s(one, m), 1e-12);
 
@@ -187,7 +173,7 @@ TEST(CostModelCommThread, one_cpu_is_the_overlap_formula_and_more_cpus_share_the
 }
 
 TEST(CostModelCommThread, a_slow_link_bounds_the_step) {
-  Machine m = sci(10, 10);
+  Machine m = tp::test::seed000_sci(10, 10);
   m.link.bandwidth_bytes_per_s = 1e6;  // 48 KiB per step: 49 ms of transfer
   const Plan two = make_plan({16, 16, 65536}, 1024, 8, 2);
   auto pr = predict(two, m, ModelOptions{"", true, 0});
@@ -198,7 +184,7 @@ TEST(CostModelCommThread, a_slow_link_bounds_the_step) {
 }
 
 TEST(CostModelComm, send_modes_and_latency) {
-  Machine m = sci(5, 7);
+  Machine m = tp::test::seed000_sci(5, 7);
   m.link.latency = Seconds{3 * us};
   m.link.bandwidth_bytes_per_s = 1e9;
   const Plan p = make_plan({16, 16, 65536}, 1024, 8, 2, ScheduleKind::blocking);
@@ -217,7 +203,7 @@ TEST(CostModelComm, send_modes_and_latency) {
 
 TEST(CostModelComm, one_node_pays_no_communication) {
   const Plan p = make_plan({16, 16, 4096}, 256, 1, 1, ScheduleKind::blocking);
-  auto pr = predict(p, sci(49.2, 75.2), {});
+  auto pr = predict(p, tp::test::seed000_sci(49.2, 75.2), {});
   ASSERT_TRUE(pr);
   EXPECT_EQ(pr->step.messages, 0);
   EXPECT_EQ(pr->step.t_start.count(), 0);
@@ -240,7 +226,7 @@ TEST(CostModelComm, deeper_dependences_send_thicker_faces) {
 }
 
 TEST(CostModelComm, kernels_use_their_own_compute_cost) {
-  Machine m = sci(49.2, 75.2);
+  Machine m = tp::test::seed000_sci(49.2, 75.2);
   tp::model::ComputeCost wave;
   wave.t_comp1 = Seconds{10 * ns};
   wave.element_bytes = 8;
@@ -261,7 +247,7 @@ TEST(CostModelComm, general_tiling_matrices_are_refused) {
   r.h = *tp::plan::parse_rational_matrix("1/4,0;1/8,1/8", "H");
   auto p = Plan::make(r);
   ASSERT_TRUE(p) << p.error().message;
-  auto pr = predict(*p, sci(1, 1), {});
+  auto pr = predict(*p, tp::test::seed000_sci(1, 1), {});
   ASSERT_FALSE(pr);
   EXPECT_EQ(pr.error().message,
             "the cost model needs rectangular tiles (--tile); a general tiling matrix is not "
@@ -275,7 +261,7 @@ namespace {
 // Fill and drain: overlap's first step sends nothing and the last step of either schedule has
 // no consumer for its faces; with edge_steps they cost t_comp alone (docs/model.md).
 TEST(CostModelEdgeSteps, first_and_last_steps_compute_only) {
-  Machine m = sci(3, 0.5);
+  Machine m = tp::test::seed000_sci(3, 0.5);
   m.link.latency = Seconds{20 * us};
   m.link.bandwidth_bytes_per_s = 80e6;  // comm-bound: a 12 x z float face takes 0.6 us per z
   m.send_mode = SendMode::serial;
@@ -310,7 +296,7 @@ using tp::model::Workload;
 
 // sweep3d's workload on 4x4x32 cells, 2 nodes, tile height 8, T = 2, by hand.
 TEST(CostModelWorkload, repeated_sweeps_are_whole_pipelines_with_a_copy_sweep_and_exchanges) {
-  const Machine m = sci(49.2, 75.2);
+  const Machine m = tp::test::seed000_sci(49.2, 75.2);
   const Plan plan = make_plan({4, 4, 32}, 8, 2, 1);
   // Mesh 2x1 over (i, j), tiles 2x4x8, 4 tiles along k per node: the second node starts two
   // steps after the first (overlap), so 2 + 4 = 6 steps.
@@ -348,7 +334,7 @@ TEST(CostModelWorkload, repeated_sweeps_are_whole_pipelines_with_a_copy_sweep_an
 }
 
 TEST(CostModelWorkload, one_sweep_is_the_seeds_prediction_and_bad_workloads_are_refused) {
-  const Machine m = sci(49.2, 75.2);
+  const Machine m = tp::test::seed000_sci(49.2, 75.2);
   const Plan plan = make_plan({12, 12, 524288}, 3641, 9, 1);
   auto p = predict(plan, m, {});
   ASSERT_TRUE(p);
@@ -390,7 +376,7 @@ TEST(CostModelWorkload, sor_runs_in_the_skewed_box_with_halo_faces) {
   // (the mapping dimension). Overlap: each node starts two steps after its predecessor, so the
   // last tile runs at step 2 x 2 = 4: 5 steps.
   EXPECT_EQ(plan->steps(), 5);
-  const Machine m = sci(49.2, 75.2);
+  const Machine m = tp::test::seed000_sci(49.2, 75.2);
   ModelOptions o;
   o.workload.element_bytes = 8;
   o.workload.face_halo = true;
@@ -424,7 +410,7 @@ TEST(CostModelCyclic, every_cycles_fill_and_the_wrap_are_hops_and_steps_of_an_in
   // mapping dimension, f(x) = 2 x, L = max(f(2), X) = 8; steps (c - 1) L + f(1) + X = 18. Node 1
   // sends its first cycle's faces over the wrap to node 0 every step, as node 0 sends to node 1:
   // one message of a face 8 points high (4-byte elements) per step and node.
-  const Machine m = sci(10, 20);
+  const Machine m = tp::test::seed000_sci(10, 20);
   const Plan two = cyclic_plan({16, 64}, 2);
   ASSERT_EQ(two.steps(), 18);
   auto p = predict(two, m, {});

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../seed_machines.hpp"
+
 #include <cmath>
 #include <string>
 
@@ -23,26 +25,9 @@ using tp::plan::Plan;
 using tp::plan::PlanRequest;
 using tp::plan::ScheduleKind;
 
-/// Seed 000's SCI cluster (tests/data/machines/seed000-sci-cluster.json).
-Machine sci() {
-  Machine m;
-  m.name = "seed000-sci-cluster";
-  m.host_bound = false;
-  m.transport = "sci-dma";
-  m.compute.t_comp1 = Seconds{39.6e-9};
-  m.compute.element_bytes = 4;
-  m.t_start = Seconds{49.2e-6};
-  m.t_sync = Seconds{75.2e-6};
-  m.t_sync_in = Seconds{11e-6};
-  m.link.latency = Seconds{0};
-  m.link.bandwidth_bytes_per_s = 84.12e6;
-  m.send_mode = SendMode::queued;
-  return m;
-}
-
 /// The SCI cluster with 200 us of latency per face: the flight is a large part of the hop.
 Machine far() {
-  Machine m = sci();
+  Machine m = tp::test::seed000_sci();
   m.name = "far";
   m.link.latency = Seconds{200e-6};
   return m;
@@ -87,14 +72,14 @@ TEST(ModelHops, a_block_plan_charges_each_hand_over_one_hop) {
   ASSERT_EQ(plan.steps(), 38);
   ModelOptions o;
   o.pipeline_hops = true;
-  auto p = tp::model::predict(plan, sci(), o);
+  auto p = tp::model::predict(plan, tp::test::seed000_sci(), o);
   ASSERT_TRUE(p.has_value());
   const auto& s = p->step;
   EXPECT_DOUBLE_EQ(s.hop.count(), (s.t_start + s.t_comm + s.t_comp).count());
   EXPECT_NEAR(p->total.count(), 8 * s.step.count() + 15 * s.hop.count(), 1e-12);
   // Off: every step at full length (the seeds' formula).
   o.pipeline_hops = false;
-  auto seeds = tp::model::predict(plan, sci(), o);
+  auto seeds = tp::model::predict(plan, tp::test::seed000_sci(), o);
   ASSERT_TRUE(seeds.has_value());
   EXPECT_DOUBLE_EQ(seeds->total.count(), 38 * seeds->step.step.count());
   EXPECT_DOUBLE_EQ(seeds->step.hop.count(), 0);
@@ -103,7 +88,7 @@ TEST(ModelHops, a_block_plan_charges_each_hand_over_one_hop) {
 TEST(ModelHops, cycles_on_one_node_have_no_hand_over) {
   // A cyclic plan is always charged with hops; on one node its steps are the plan's.
   const Plan plan = make_plan({64, 4096}, 256, 1, 2, {3});
-  auto p = tp::model::predict(plan, sci(), {});
+  auto p = tp::model::predict(plan, tp::test::seed000_sci(), {});
   ASSERT_TRUE(p.has_value());
   EXPECT_NEAR(p->total.count(), static_cast<double>(plan.steps()) * p->step.step.count(),
               1e-12 * p->total.count());
@@ -130,7 +115,7 @@ TEST(ModelHops, cyclic_plans_agree_with_the_simulator_within_5_percent) {
       {{64, 64, 1024}, 64, 4, 1, {2, 2}, hyper},
       {{512, 2048}, 128, 4, 2, {2}, GroupingKind::vertical},
   };
-  for (const Machine& m : {sci(), far()}) {
+  for (const Machine& m : {tp::test::seed000_sci(), far()}) {
     for (const Case& c : cases) {
       const Plan plan = make_plan(c.size, c.height, c.nodes, c.cpus, c.cyclic, c.grouping);
       const double sim = simulated_s(plan, m);
