@@ -80,8 +80,9 @@ runtime::KernelEntry describe_sweep3d() {
                        kernels::sweep3d_params_of(p).paired != 0 ? 2 * size[2] : size[2]};
   };
   // 8 T + 1 executor sweeps (paired: 4 T + 1 over the doubled space), the last one copying phi;
-  // faces of whole cells; between two sweeps at most every point's p_o (and from the second
-  // iteration on its source) changes rank.
+  // faces of whole cells; between two sweeps each point's p_o (and from the second iteration
+  // on its source) changes rank only where the mirrored rows miss it (ADR 0024: none on
+  // mirror-symmetric rows; the model charges the bytes times mirror_miss of the plan).
   k.workload = [](const plan::Index& size, const exec::ParamValues& p) {
     const kernels::Sweep3dParams params = kernels::sweep3d_params_of(p);
     model::Workload w;
@@ -94,6 +95,7 @@ runtime::KernelEntry describe_sweep3d() {
     const std::int64_t values = params.iterations > 1 ? 2 : 1;
     w.between_sweep_bytes =
         checked_mul(points.value_or(0), values * std::int64_t{sizeof(double)}).value_or(0);
+    w.mirrored = true;
     return w;
   };
   return k;

@@ -41,6 +41,33 @@ int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index ma
   return static_cast<int>(std::clamp<Index>(n, 1, std::max<Index>(max_n, 1)));
 }
 
+unsigned effective_mirror(const plan::Plan& plan, unsigned mask) {
+  if (plan.is_cyclic()) return 0;
+  unsigned m = 0;
+  std::size_t f = 0;
+  for (int d = 0; d < static_cast<int>(plan.space().dims()); ++d) {
+    if (d == plan.map_dim()) continue;
+    if (((mask >> d) & 1U) != 0 && plan.mesh()[f] > 1) m |= 1U << d;
+    ++f;
+  }
+  return m;
+}
+
+std::vector<int> mirror_plays(const plan::Plan& plan, unsigned mask) {
+  std::vector<int> plays(static_cast<std::size_t>(plan.nodes()));
+  for (std::int64_t r = 0; r < plan.nodes(); ++r) {
+    auto node = plan.node_coords(r);
+    std::size_t f = 0;
+    for (int d = 0; d < static_cast<int>(plan.space().dims()); ++d) {
+      if (d == plan.map_dim()) continue;
+      if (((mask >> d) & 1U) != 0) node[f] = plan.mesh()[f] - 1 - node[f];
+      ++f;
+    }
+    plays[static_cast<std::size_t>(r)] = static_cast<int>(plan.rank_of(node));
+  }
+  return plays;
+}
+
 }  // namespace detail
 
 Status cyclic_support(const plan::Plan& plan, bool hook_between_sweeps, bool frontier) {

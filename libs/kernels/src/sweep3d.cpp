@@ -30,7 +30,8 @@ std::string real_text(double v) {
 
 static_assert(exec::ResidentKernel<Sweep3d>);
 // The executor calls both hooks (a signature that does not match would silently not be called).
-static_assert(exec::detail::StartHook<Sweep3d> && exec::detail::SweepHook<Sweep3d>);
+static_assert(exec::detail::StartHook<Sweep3d> && exec::detail::SweepHook<Sweep3d> &&
+              exec::detail::MirrorHook<Sweep3d>);
 
 Sweep3dParams sweep3d_params_of(const exec::ParamValues& values) {
   Sweep3dParams p;
@@ -279,7 +280,7 @@ void Sweep3d::compute_tile(const Box<3>& box,
       if (first_iteration) {
         sweep_cells(row, up_i, up_j, 0, len, left(0), [&](Index) { return first_source_; });
       } else {
-        const double* source = st.source.data() + offset_in(st.mine, first);
+        const double* source = st.source.data() + offset_in(st.swept, first);
         const auto received = [&](Index k) { return source[k]; };
         const double* prev = st.prev.data();
         sweep_cells(row, up_i, up_j, 0, a, left(0), received);
@@ -353,20 +354,39 @@ void for_each_reflected_row(const Box<3>& part, const Box<3>& home, const Point<
 
 }  // namespace
 
+unsigned Sweep3d::mirror(int sweep) const noexcept {
+  if (sweep >= sweeps_per_iteration() * p_.iterations) return 0;  // the final sweep: at home
+  // Paired, a sweep's halves differ along k (the space is not the grid's reflection there).
+  return static_cast<unsigned>(octant_of(sweep, 0)) & (p_.paired != 0 ? 3U : 7U);
+}
+
+void Sweep3d::mirror_roles(unsigned mask, std::span<const int> plays) const {
+  if (mask < state_->plays.size()) state_->plays[mask].assign(plays.begin(), plays.end());
+}
+
+Box<3> Sweep3d::swept_by(std::size_t r, int sweep) const {
+  const State& st = *state_;
+  const auto& plays = st.plays[mirror(sweep)];
+  return st.boxes[plays.empty() ? r : static_cast<std::size_t>(plays[r])];
+}
+
 Status Sweep3d::learn_boxes(const Box<3>& owned, comm::World& world) const {
   State& st = *state_;
   auto boxes = exec::all_boxes<3>(world, owned, exchange_tag);
   if (!boxes) return Unexpected{boxes.error()};
   st.boxes = std::move(*boxes);
   st.mine = owned;
+  st.swept = owned;
   st.home = half_of(owned, 0);
   st.to.resize(st.boxes.size());
   st.from.resize(st.boxes.size());
   st.sum.resize(sz(st.home.volume()));
   if (p_.paired != 0) {
     for (auto& l : st.later) l.resize(sz(st.home.volume()));
+    // Octants 3 and 7 run in sweep 3 (its role's box).
+    const Box<3> third = swept_by(static_cast<std::size_t>(world.rank()), 3);
     st.folded =
-        intersect(intersect(st.home, reflect(half_of(owned, 0), 3)), reflect(half_of(owned, 1), 7));
+        intersect(intersect(st.home, reflect(half_of(third, 0), 3)), reflect(half_of(third, 1), 7));
   }
   return {};
 }
@@ -389,7 +409,10 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
   if (st.boxes.empty()) TP_TRY(learn_boxes(owned, world));
   const auto ranks = st.boxes.size();
   const auto me = static_cast<std::size_t>(world.rank());
-  const Box<3>& mine = st.mine;
+  // The points this rank swept (its role's box in that sweep, ADR 0024), and rank r's.
+  const Box<3> mine = swept_by(me, finished);
+  TP_ASSERT(mine == owned);
+  const auto swept_of = [&](std::size_t r, int s) { return swept_by(r, s); };
   const Box<3>& home = st.home;
   const auto home_of = [&](std::size_t r) { return half_of(st.boxes[r], 0); };
   auto& to = st.to;
@@ -420,10 +443,11 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
         const Sweep3dCell* row = at(first, h);
         for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(row[k].value);
       });
-      expect += intersect(half_of(st.boxes[r], h), reflect(home, octant)).volume();
+      expect += intersect(half_of(swept_of(r, finished), h), reflect(home, octant)).volume();
     }
     from[r].resize(sz(expect));
   }
+  for (const auto& v : to) st.moved += static_cast<std::int64_t>(v.size());
   TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
   // What a home does with p_o of one of its cells (y its offset in `home`).
   const auto take = [&](int octant) {
@@ -448,8 +472,9 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
     for (Index h = 0; h < halves_n; ++h) {
       const int octant = octant_of(finished, h);
       const auto put = take(octant);
-      for_each_reflected_row(intersect(half_of(st.boxes[r], h), reflect(home, octant)), home, n_,
-                             octant, [&](const Point<3>&, Index len, Index y, Index step) {
+      for_each_reflected_row(intersect(half_of(swept_of(r, finished), h), reflect(home, octant)),
+                             home, n_, octant,
+                             [&](const Point<3>&, Index len, Index y, Index step) {
                                for (Index k = 0; k < len; ++k, y += step) put(y, *in++);
                              });
     }
@@ -483,6 +508,8 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
     });
   }
   const int next = done;
+  const Box<3> coming = swept_by(me, next);  // the points this rank sweeps next
+  st.swept = coming;
   if (next >= per * p_.iterations) return {};  // the final sweep writes the sums (phi)
   if (last_of_iteration) {  // phi of the iteration becomes prev; the next octant 0 starts sums
     st.prev.swap(st.sum);
@@ -500,17 +527,18 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
     Index expect = 0;
     for (Index h = 0; h < halves_n; ++h) {
       const int o = octant_of(next, h);
-      const Box<3> part = intersect(home, reflect(half_of(st.boxes[r], h), o));
+      const Box<3> part = intersect(home, reflect(half_of(swept_of(r, next), h), o));
       exec::for_each_row(part, [&](const Point<3>& first) {
         const double* row = st.prev.data() + offset_in(home, first);
         for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(p_.source + p_.c * row[k]);
       });
-      expect += intersect(home_of(r), reflect(half_of(mine, h), o)).volume();
+      expect += intersect(home_of(r), reflect(half_of(coming, h), o)).volume();
     }
     from[r].resize(sz(expect));
   }
+  for (const auto& v : to) st.moved += static_cast<std::int64_t>(v.size());
   TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
-  st.source.resize(sz(mine.volume()));
+  st.source.resize(sz(coming.volume()));
   double* source = st.source.data();
   for (std::size_t r = 0; r < ranks; ++r) {
     if (r == me) continue;
@@ -518,10 +546,10 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
     for (Index h = 0; h < halves_n; ++h) {
       const int o = octant_of(next, h);
       // Offsets in mine of half h's points, as grid points.
-      Box<3> points = mine;
+      Box<3> points = coming;
       points.lo[2] -= h * n_[2];
       points.hi[2] -= h * n_[2];
-      for_each_reflected_row(intersect(home_of(r), reflect(half_of(mine, h), o)), points, n_, o,
+      for_each_reflected_row(intersect(home_of(r), reflect(half_of(coming, h), o)), points, n_, o,
                              [&](const Point<3>&, Index len, Index y, Index step) {
                                for (Index k = 0; k < len; ++k, y += step) source[y] = *in++;
                              });

@@ -293,9 +293,13 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
   if (wl.sweeps > 1 && plan.nodes() > 1) {
     // next_sweep (libs/exec pipeline.hpp): a barrier, the kernel's exchange, a barrier.
     p.between = machine.t_sync * static_cast<double>(2 * barrier_rounds(plan.nodes()));
-    if (wl.between_sweep_bytes > 0) {
-      const std::int64_t share = wl.between_sweep_bytes / plan.nodes() +
-                                 (wl.between_sweep_bytes % plan.nodes() != 0 ? 1 : 0);
+    // Mirrored (ADR 0024): only the points the mirrored rows miss move.
+    const std::int64_t bytes =
+        wl.mirrored ? static_cast<std::int64_t>(std::ceil(
+                          static_cast<double>(wl.between_sweep_bytes) * mirror_miss(plan)))
+                    : wl.between_sweep_bytes;
+    if (bytes > 0) {
+      const std::int64_t share = bytes / plan.nodes() + (bytes % plan.nodes() != 0 ? 1 : 0);
       p.between += machine.t_start + machine.link.time_for(share);
     }
   }
@@ -303,6 +307,32 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
             p.copy_sweep * static_cast<double>(wl.copy_sweeps) +
             p.between * static_cast<double>(wl.sweeps - 1);
   return p;
+}
+
+double mirror_miss(const plan::Plan& plan) {
+  if (plan.is_cyclic()) return 1.0;
+  double home = 1.0;
+  std::size_t f = 0;
+  for (int d = 0; d < static_cast<int>(plan.space().dims()); ++d) {
+    if (d == plan.map_dim()) continue;
+    const std::int64_t p = plan.mesh()[f];
+    const std::int64_t m = plan.cpu_grid()[f];
+    ++f;
+    if (p <= 1) continue;
+    const std::int64_t n = plan.space().extent(d);
+    const std::int64_t w = plan.tiling().tile_extents()[static_cast<std::size_t>(d)];
+    // Node c's points (0-based): tiles c m .. c m + m - 1 (the block mapping).
+    const auto lo = [&](std::int64_t c) { return std::min(n, c * m * w); };
+    const auto hi = [&](std::int64_t c) { return std::min(n, (c + 1) * m * w); };
+    std::int64_t kept = 0;
+    for (std::int64_t c = 0; c < p; ++c) {
+      const std::int64_t a = std::max(lo(c), n - hi(p - 1 - c));
+      const std::int64_t b = std::min(hi(c), n - lo(p - 1 - c));
+      kept += std::max<std::int64_t>(0, b - a);
+    }
+    home *= static_cast<double>(kept) / static_cast<double>(n);
+  }
+  return 1.0 - home;
 }
 
 }  // namespace tp::model

@@ -2,6 +2,9 @@
 // and S4, 1-3 source iterations, tiles that do not divide the grid, extents of 1), octants paired
 // (the default: I x J x 2K, ADR 0021) and one after another: the checksum and the .npy of phi
 // equal the plain loop's bit for bit.
+#include <tilepipe/comm/launch.hpp>
+#include <tilepipe/exec/gather.hpp>
+#include <tilepipe/exec/pipeline.hpp>
 #include <tilepipe/kernels/sweep3d.hpp>
 #include <tilepipe/run.hpp>
 
@@ -11,6 +14,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -231,6 +235,87 @@ TEST(Sweep3dDoor, paired_and_serial_on_4_ranks_equal_the_plain_loop) {
       check(n, p, o,
             std::string(along_k ? "along k" : "2x2 mesh") + " paired " + std::to_string(paired));
       std::filesystem::remove(o.output);
+    }
+  }
+}
+
+// Mirrored roles (ADR 0024): in a sweep whose octant reflects a mesh dimension, the rank at mesh
+// coordinate c plays the rank at p - 1 - c. Where the ranks' rows are mirror-symmetric (even
+// splits, extents of 1 across an unsplit dimension, a 2 x 2 mesh), every rank sweeps its own
+// cells: no rank sends a value between sweeps. Where they are not (5 = 3 + 2 along i), only
+// the layer the mirrored rows miss moves: rank 1 plays rows 1..3, whose cells are 5, 4, 3 (3 is
+// rank 0's), rank 0 plays rows 4..5 (cells 2, 1: its own); so rank 1 sends the 12 p_o of that
+// layer in each of the 8 sweeps that reflect i (4 per iteration; paired: 2, each with two
+// halves) and rank 0 its 12 sources before each of iteration 2's: 96 and 48 values (all of its
+// cells in every such sweep, 2 layers, before). Both variants, T = 2, c = 0.5, both schedules,
+// 1-2 CPUs (CPU rows inside a rank need no symmetry), copied and direct faces; each rank's
+// count from its own kernel (exec's run_rank on forked ranks), phi bit for bit the plain loop's.
+TEST(Sweep3dDoor, mirrored_roles_keep_cells_at_home_where_the_rows_are_symmetric) {
+  Sweep3dParams p;
+  p.angles = 3;
+  p.iterations = 2;
+  p.c = 0.5;
+  p.sigma_t = 0.8;
+  struct Case {
+    tp::exec::Point<3> n;
+    int nodes, cpus;
+    tp::plan::Index mesh, tile;
+    std::array<std::int64_t, 2> moved;  // values ranks 0 and 1 send (the others: none)
+  };
+  const std::array<Case, 5> cases{{{{6, 3, 5}, 2, 1, {2, 1}, {3, 3, 3}, {0, 0}},
+                                   {{6, 4, 3}, 2, 2, {2, 1}, {3, 2, 2}, {0, 0}},
+                                   {{1, 4, 3}, 2, 1, {1, 2}, {2, 2, 2}, {0, 0}},
+                                   {{4, 4, 1}, 4, 1, {2, 2}, {2, 2, 2}, {0, 0}},
+                                   {{5, 3, 4}, 2, 1, {2, 1}, {3, 3, 3}, {48, 96}}}};
+  int trial = 0;
+  for (const Case& c : cases) {
+    for (const std::int64_t paired : {1, 0}) {
+      p.paired = paired;
+      auto k = tp::kernels::Sweep3d::make(c.n, p);
+      ASSERT_TRUE(k.has_value());
+      const tp::exec::Point<3> space = k->space();
+      tp::plan::PlanRequest req;
+      req.size = {space[0], space[1], space[2]};
+      req.deps = tp::plan::DependenceMatrix::unit(3);
+      req.tile_kind = tp::plan::TileSpecKind::extents;
+      req.tile_extents = c.tile;
+      req.nodes = c.nodes;
+      req.cpus = c.cpus;
+      req.mesh = c.mesh;
+      req.map_dim = 3;
+      req.schedule = trial % 2 ? tp::plan::ScheduleKind::blocking : tp::plan::ScheduleKind::overlap;
+      auto plan = tp::plan::Plan::make(req);
+      ASSERT_TRUE(plan.has_value()) << plan.error().message;
+      tp::exec::PipelineOptions options;
+      options.sweeps = k->sweeps();
+      options.faces = trial % 3 == 0 ? tp::exec::FaceMode::copy : tp::exec::FaceMode::automatic;
+      ++trial;
+      const std::string what = std::to_string(c.n[0]) + "x" + std::to_string(c.n[1]) + "x" +
+                               std::to_string(c.n[2]) + " on " + std::to_string(c.nodes) + "x" +
+                               std::to_string(c.cpus) + " paired " + std::to_string(paired);
+      const auto expected = tp::kernels::sweep3d_checksum(tp::kernels::sweep3d_reference(c.n, p));
+      tp::comm::Config config;
+      config.sync = tp::comm::SyncMode::block;
+      auto launched = tp::comm::launch_local(c.nodes, config, [&](tp::comm::World& world) {
+        auto outcome = tp::exec::run_rank(*k, *plan, world, options);
+        if (!outcome) {
+          std::fprintf(stderr, "rank %d: %s\n", world.rank(), outcome.error().message.c_str());
+          return 3;
+        }
+        const auto r = static_cast<std::size_t>(world.rank());
+        const std::int64_t want = r < 2 ? c.moved[r] : 0;
+        if (k->values_moved() != want) {
+          std::fprintf(stderr, "rank %d sent %lld values, expected %lld\n", world.rank(),
+                       static_cast<long long>(k->values_moved()), static_cast<long long>(want));
+          return 4;
+        }
+        auto total = tp::exec::gather_outcomes<tp::kernels::Sweep3d>(world, *outcome);
+        if (!total) return 5;
+        if (world.rank() != 0) return 0;
+        return (*total)->result == expected ? 0 : 6;
+      });
+      ASSERT_TRUE(launched.has_value()) << what << ": " << launched.error().message;
+      EXPECT_EQ(launched->status(), 0) << what;
     }
   }
 }

@@ -354,6 +354,47 @@ TEST(CostModelWorkload, one_sweep_is_the_seeds_prediction_and_bad_workloads_are_
   EXPECT_EQ(tp::model::barrier_rounds(8), 3);
 }
 
+// Mirrored sweeps (ADR 0024): the exchange moves only the points whose mirrored rows miss them.
+// 4 = 2 + 2 along i on 2 nodes: symmetric, nothing moves (the barriers remain); 5 = 3 + 2: node
+// 0's rows 0..2 against the reflection of node 1's (0..1) keep 2 of 5, node 1's 2 of 2: a fifth
+// moves; a 2 x 2 mesh of 5 x 4: i keeps 4 of 5, j all: 1 - 4/5; one node: nothing to miss.
+TEST(CostModelWorkload, mirrored_sweeps_charge_the_points_the_mirrored_rows_miss) {
+  const Machine m = sci(49.2, 75.2);
+  const auto plan_of = [](Index size, Index mesh, std::int64_t nodes) {
+    auto req = tp::test::height_request(std::move(size), 8, nodes, 1, ScheduleKind::overlap,
+                                        GroupingKind::hyperplane);
+    req.mesh = std::move(mesh);
+    req.map_dim = 3;
+    auto p = Plan::make(req);
+    EXPECT_TRUE(p) << p.error().message;
+    return *p;
+  };
+  const Plan even = plan_of({4, 4, 32}, {2, 1}, 2);
+  const Plan odd = plan_of({5, 4, 32}, {2, 1}, 2);
+  const Plan mesh = plan_of({5, 4, 32}, {2, 2}, 4);
+  EXPECT_EQ(tp::model::mirror_miss(even), 0.0);
+  EXPECT_NEAR(tp::model::mirror_miss(odd), 0.2, 1e-15);
+  EXPECT_NEAR(tp::model::mirror_miss(mesh), 1.0 - 0.8, 1e-15);
+  EXPECT_EQ(tp::model::mirror_miss(make_plan({5, 4, 32}, 8, 1, 1)), 0.0);
+  ModelOptions o;
+  o.workload.sweeps = 9;
+  o.workload.between_sweep_bytes = 5 * 4 * 32 * 8;
+  o.workload.mirrored = true;
+  auto p = predict(even, m, o);
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_NEAR(p->between.count(), 2 * 75.2 * us, 1e-18);  // two barriers, no exchange
+  auto q = predict(odd, m, o);
+  ASSERT_TRUE(q) << q.error().message;
+  // A fifth of 5120 bytes, each node's half: 512 bytes in one message.
+  const double between = 2 * 75.2 * us + 49.2 * us + 512.0 / 84.12e6;
+  EXPECT_NEAR(q->between.count(), between, 1e-12 * between);
+  o.workload.mirrored = false;  // the whole box's share, as before
+  auto r = predict(odd, m, o);
+  ASSERT_TRUE(r) << r.error().message;
+  const double whole = 2 * 75.2 * us + 49.2 * us + 2560.0 / 84.12e6;
+  EXPECT_NEAR(r->between.count(), whole, 1e-12 * whole);
+}
+
 // sor2d, T = 4 sweeps of a 6x6 grid: the planner's skewed box (t, i + t, j + t) is 4 x 9 x 9;
 // its faces carry the low halo of the other dimensions.
 TEST(CostModelWorkload, sor_runs_in_the_skewed_box_with_halo_faces) {

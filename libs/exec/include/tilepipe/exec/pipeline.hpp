@@ -165,11 +165,49 @@ concept StartHook = requires(const K& k, const SlabView<typename K::value_type, 
   { k.before_sweeps(slab, owned, world) } -> std::same_as<Status>;
 };
 
-/// Before the first sweep: the kernel's before_sweeps, if it has one (no face is in flight yet).
+/// A resident kernel that runs some sweeps with the mesh of ranks mirrored (ADR 0024): mirror(s)
+/// is a mask of space dimensions (bit d: dimension d, 0-based); in sweep s the rank at mesh
+/// coordinate c along a mirrored dimension runs the tiles (and faces) of the rank at p_d - 1 - c.
+/// Bits of the mapping dimension, of mesh factors of 1, of a block-cyclic plan and of a runner
+/// that does not mirror (the communication thread's) are dropped. Before before_sweeps, every
+/// rank is told, for every mask 0..2^D - 1, which rank each rank plays in a sweep asking for it:
+/// mirror_roles(mask, plays), plays[r] the rank whose tiles rank r runs (the identity where the
+/// mask is dropped).
+template <class K>
+concept MirrorHook = requires(const K& k, int sweep, unsigned mask, std::span<const int> plays) {
+  { k.mirror(sweep) } -> std::same_as<unsigned>;
+  { k.mirror_roles(mask, plays) } -> std::same_as<void>;
+};
+
+/// The bits of `mask` that mirror `plan`'s mesh (dimensions with a mesh factor > 1, not the
+/// mapping dimension); 0 for a block-cyclic plan.
+unsigned effective_mirror(const plan::Plan& plan, unsigned mask);
+
+/// plays[r]: the rank whose tiles rank r runs in a sweep mirrored along `mask`
+/// (effective_mirror's bits): its mesh coordinates reflected along them.
+std::vector<int> mirror_plays(const plan::Plan& plan, unsigned mask);
+
+/// Before the first sweep: the kernel's roles under every mirror (MirrorHook; `mirrored` is the
+/// plan when the runner mirrors, null when not: every role the identity), then its
+/// before_sweeps, if it has one (no face is in flight yet).
 template <ResidentKernel K>
 Status first_sweep(const K& kernel, comm::World& world,
                    ResidentFaces<typename K::value_type, K::dims>& faces,
-                   const RankLayout<K::dims>& layout) {
+                   const RankLayout<K::dims>& layout, const plan::Plan* mirrored = nullptr) {
+  if constexpr (MirrorHook<K>) {
+    std::vector<int> identity(static_cast<std::size_t>(world.size()));
+    for (std::size_t r = 0; r < identity.size(); ++r) identity[r] = static_cast<int>(r);
+    for (unsigned mask = 0; mask < (1U << K::dims); ++mask) {
+      const unsigned m = mirrored != nullptr ? effective_mirror(*mirrored, mask) : 0U;
+      if (m == 0) {
+        kernel.mirror_roles(mask, identity);
+      } else {
+        kernel.mirror_roles(mask, mirror_plays(*mirrored, m));
+      }
+    }
+  } else {
+    (void)mirrored;
+  }
   if constexpr (StartHook<K>) {
     Status started;
     try {
@@ -185,13 +223,12 @@ Status first_sweep(const K& kernel, comm::World& world,
   return {};
 }
 
-/// Between two sweeps of a run: every rank has finished the last one (its faces arrived and
-/// left), the kernel's hook runs, the face stream starts over, every rank is ready.
+/// The kernel's after_sweep, if it has one, after `sweep` sweeps (`faces` and `layout`: those
+/// of the sweep that finished).
 template <ResidentKernel K>
-Status next_sweep(const K& kernel, comm::World& world,
+Status sweep_hook(const K& kernel, comm::World& world,
                   ResidentFaces<typename K::value_type, K::dims>& faces,
                   const RankLayout<K::dims>& layout, int sweep) {
-  TP_TRY(world.barrier());
   if constexpr (SweepHook<K>) {
     Status hooked;
     try {
@@ -203,7 +240,20 @@ Status next_sweep(const K& kernel, comm::World& world,
     if (!hooked)
       return Unexpected{hooked.error().rank >= 0 ? hooked.error()
                                                  : hooked.error().on_rank(world.rank())};
+  } else {
+    (void)kernel, (void)world, (void)faces, (void)layout, (void)sweep;
   }
+  return {};
+}
+
+/// Between two sweeps of a run: every rank has finished the last one (its faces arrived and
+/// left), the kernel's hook runs, the face stream starts over, every rank is ready.
+template <ResidentKernel K>
+Status next_sweep(const K& kernel, comm::World& world,
+                  ResidentFaces<typename K::value_type, K::dims>& faces,
+                  const RankLayout<K::dims>& layout, int sweep) {
+  TP_TRY(world.barrier());
+  TP_TRY(sweep_hook(kernel, world, faces, layout, sweep));
   faces.begin_sweep(sweep);
   faces.post_all();
   return world.barrier();
@@ -219,17 +269,28 @@ struct ResidentRank {
 /// Collective set-up of both resident pipelines: the layout (tiles re-cut by `split`), the slab
 /// (boundary layers filled, the rank's points from `initial` where given) and its faces (`queues`
 /// start queues, direct faces announced by emit when `eager`), connected, with one face's transfer
-/// time measured into `report`.
+/// time measured into `report`. With `plays` (mirror_plays; every rank passes its own copy of the
+/// same permutation), the rank takes the role of rank plays[world.rank()]: that rank's tiles,
+/// its faces' peers the ranks playing its neighbours.
 template <ResidentKernel K>
 Expected<ResidentRank<K>> open_resident_rank(const K& kernel, const plan::Plan& plan,
                                              comm::World& world, bool direct, const RowSplit& split,
                                              int queues, bool eager, const InitialRows& initial,
-                                             RankReport& report) {
+                                             RankReport& report, std::span<const int> plays = {}) {
   constexpr int D = K::dims;
   std::array<int, D> halo{};
   for (int d = 0; d < D; ++d) halo[static_cast<std::size_t>(d)] = halo_width<K>(d);
-  auto layout = build_rank_layout<D>(plan, world.rank(), halo, has_diagonal_dependence<K>(), split);
+  const int role = plays.empty() ? world.rank() : plays[static_cast<std::size_t>(world.rank())];
+  auto layout = build_rank_layout<D>(plan, role, halo, has_diagonal_dependence<K>(), split);
   if (!layout) return Unexpected{layout.error()};
+  if (!plays.empty()) {  // a neighbour's role to the rank playing it
+    std::vector<int> player(plays.size());
+    for (std::size_t r = 0; r < plays.size(); ++r)
+      player[static_cast<std::size_t>(plays[r])] = static_cast<int>(r);
+    for (auto* lines : {&layout->recv_lines, &layout->send_lines}) {
+      for (auto& line : *lines) line.peer = player[static_cast<std::size_t>(line.peer)];
+    }
+  }
   ResidentRank<K> rank{std::make_unique<RankLayout<D>>(std::move(*layout)), nullptr};
   auto faces = make_resident_faces<typename K::value_type, D>(
       world, *rank.layout, direct, static_cast<int>(plan.cpus()), queues, eager);
@@ -275,19 +336,43 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   const int threads = static_cast<int>(plan.cpus());
   auto outcome = detail::start_outcome<typename K::result_type>(world, threads);
   RankReport& report = outcome.report;
-  // One start queue per thread; direct faces announced as soon as they are written.
-  auto rank = detail::open_resident_rank(kernel, plan, world, *direct, {}, threads, true,
-                                         options.initial_rows, report);
-  if (!rank) return Unexpected{rank.error()};
-  const RankLayout<D>& layout = *rank->layout;
-  detail::ResidentFaces<T, D>& faces = *rank->faces;
-  const SlabView<T, D> slab = faces.slab();
-  const int subtiles = detail::choose_subtiles(plan, options.subtiles, layout, [&] {
-    return measure_tile_seconds(kernel, layout.typical_tile);
+  // One rank set-up (layout, slab, faces) per mirror the sweeps ask for (MirrorHook, ADR 0024),
+  // opened collectively when first needed (every rank runs the same sweeps); without mirrors,
+  // one. One start queue per thread; direct faces announced as soon as they are written.
+  struct Role {
+    unsigned mask = 0;
+    detail::ResidentRank<K> rank;
+    int sweeps = 0;  ///< sweeps run in this role so far (direct faces count on over them)
+  };
+  std::vector<Role> roles;
+  const auto role_of = [&](int sweep) -> Expected<Role*> {
+    unsigned m = 0;
+    if constexpr (detail::MirrorHook<K>) m = detail::effective_mirror(plan, kernel.mirror(sweep));
+    for (auto& r : roles) {
+      if (r.mask == m) return &r;
+    }
+    RankReport scratch;
+    auto rank =
+        detail::open_resident_rank(kernel, plan, world, *direct, {}, threads, true,
+                                   options.initial_rows, roles.empty() ? report : scratch,
+                                   m == 0 ? std::vector<int>{} : detail::mirror_plays(plan, m));
+    if (!rank) return Unexpected{rank.error()};
+    roles.reserve(1U << D);  // at most 2^D masks: the pointers stay valid
+    roles.push_back(Role{m, std::move(*rank), 0});
+    return &roles.back();
+  };
+  auto first = role_of(0);
+  if (!first) return Unexpected{first.error()};
+  Role* role = *first;
+  const RankLayout<D>* layout = role->rank.layout.get();
+  detail::ResidentFaces<T, D>* faces = role->rank.faces.get();
+  SlabView<T, D> slab = faces->slab();
+  const int subtiles = detail::choose_subtiles(plan, options.subtiles, *layout, [&] {
+    return measure_tile_seconds(kernel, layout->typical_tile);
   });
   report.subtiles = subtiles;
-  TP_TRY(detail::first_sweep(kernel, world, faces, layout));
-  faces.post_all();
+  TP_TRY(detail::first_sweep(kernel, world, *faces, *layout, &plan));
+  faces->post_all();
   TP_TRY(world.barrier());
 
   detail::ThreadRecords records(threads, options);
@@ -297,16 +382,16 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
     for (int k = 0; k < D; ++k) {
       const auto l = task.in_line[static_cast<std::size_t>(k)];
       if (l < 0) continue;
-      faces.await(static_cast<std::size_t>(l), task.in_seq[static_cast<std::size_t>(k)],
-                  records[t]);
+      faces->await(static_cast<std::size_t>(l), task.in_seq[static_cast<std::size_t>(k)],
+                   records[t]);
       any = true;
     }
-    if (any) records[t].account(SpanKind::wait, layout.steps[s].time, a, Clock::now());
+    if (any) records[t].account(SpanKind::wait, layout->steps[s].time, a, Clock::now());
   };
   const auto compute = [&](int t, const Task<D>&, std::size_t s, int, Index, const Box<D>& part) {
     const auto a = Clock::now();
     if (!part.empty()) detail::kernel_call(part, [&] { kernel.compute_tile(part, slab); });
-    records[t].account(SpanKind::compute, layout.steps[s].time, a, Clock::now());
+    records[t].account(SpanKind::compute, layout->steps[s].time, a, Clock::now());
   };
   const auto close = [&](int t, const Task<D>& task, std::size_t s, int) {
     detail::ThreadRecord& rec = records[t];
@@ -315,23 +400,37 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
     for (int k = 0; k < D; ++k) {
       const auto l = task.out_line[static_cast<std::size_t>(k)];
       if (l >= 0) {
-        waited += faces.emit(static_cast<std::size_t>(l), task.out_seq[static_cast<std::size_t>(k)],
-                             t, rec);
+        waited += faces->emit(static_cast<std::size_t>(l),
+                              task.out_seq[static_cast<std::size_t>(k)], t, rec);
       }
     }
     const auto c = Clock::now();
     rec.phases.wait_s += waited;
     rec.phases.send_start_s += detail::seconds(c - b) - waited;
-    if (c != b) rec.trace(SpanKind::send_start, layout.steps[s].time, b, c);
+    if (c != b) rec.trace(SpanKind::send_start, layout->steps[s].time, b, c);
   };
   for (int sweep = 0; sweep < options.sweeps; ++sweep) {
-    if (sweep > 0) TP_TRY(detail::next_sweep(kernel, world, faces, layout, sweep));
-    TP_TRY(detail::run_tiles(world.rank(), plan, layout, subtiles, faces, records, open, compute,
+    if (sweep > 0) {  // next_sweep, switching roles where the sweep mirrors otherwise
+      TP_TRY(world.barrier());
+      auto next = role_of(sweep);
+      if (!next) return Unexpected{next.error()};
+      TP_TRY(detail::sweep_hook(kernel, world, *faces, *layout, sweep));
+      role = *next;
+      layout = role->rank.layout.get();
+      faces = role->rank.faces.get();
+      slab = faces->slab();
+      faces->begin_sweep(role->sweeps);
+      faces->post_all();
+      TP_TRY(world.barrier());
+    }
+    ++role->sweeps;
+    TP_TRY(detail::run_tiles(world.rank(), plan, *layout, subtiles, *faces, records, open, compute,
                              close));
   }
+  // The result and the values: the last sweep's (its role's tiles and slab).
   records.finish(outcome);
-  TP_TRY(detail::reduce_rank_result(kernel, layout, slab, threads, world.rank(), outcome));
-  if (options.keep_values) detail::keep_rank_values(layout, slab, outcome);
+  TP_TRY(detail::reduce_rank_result(kernel, *layout, slab, threads, world.rank(), outcome));
+  if (options.keep_values) detail::keep_rank_values(*layout, slab, outcome);
   return outcome;
 }
 

@@ -141,6 +141,15 @@ class Sweep3d {
   /// sweep on the sweep itself adds the p_o of the cells at home into their sums.
   Status before_sweeps(const exec::SlabView<Sweep3dCell, 3>& slab, const Box<3>& owned,
                        comm::World& world) const;
+  /// The mesh dimensions sweep s mirrors (exec's MirrorHook, ADR 0024): its octant's reflected
+  /// dimensions (paired: i and j only), none in the final sweep. With a mirror-symmetric
+  /// partition every rank then sweeps its home cells and nothing changes rank between sweeps.
+  [[nodiscard]] unsigned mirror(int sweep) const noexcept;
+  /// Which rank each rank plays in a sweep mirrored along `mask` (before before_sweeps).
+  void mirror_roles(unsigned mask, std::span<const int> plays) const;
+  /// The p_o and source values this rank (of the run this object ran) sent to other ranks
+  /// between sweeps: none where the mirrored roles keep every cell at home (ADR 0024).
+  [[nodiscard]] std::int64_t values_moved() const noexcept { return state_->moved; }
   /// Between sweeps (every rank, one thread): the finished octant's p_o to the cells' homes, and
   /// the sources of the next octant's cells from theirs.
   Status after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab, const Box<3>& owned,
@@ -152,17 +161,20 @@ class Sweep3d {
   struct State {
     int sweep = 0;              ///< the sweep running (set between sweeps)
     std::vector<Box<3>> boxes;  ///< every rank's points (learned before the first sweep)
-    Box<3> mine;                ///< this rank's points
-    Box<3> home;                ///< this rank's home cells' points: mine's first half
-    std::vector<double> sum;    ///< phi of the home cells so far (all of it after an iteration)
-    std::vector<double> prev;   ///< phi of the home cells in the previous iteration
+    Box<3> mine;                ///< this rank's points (in sweep 0, unmirrored)
+    Box<3> swept;               ///< the points this rank sweeps in the running sweep
+    /// Per mirror mask, the rank whose points each rank sweeps (empty: itself; ADR 0024).
+    std::array<std::vector<int>, 8> plays;
+    Box<3> home;               ///< this rank's home cells' points: mine's first half
+    std::vector<double> sum;   ///< phi of the home cells so far (all of it after an iteration)
+    std::vector<double> prev;  ///< phi of the home cells in the previous iteration
     /// Paired: p_4..p_7 of the home cells, kept until p_3 is in `sum` (phi's order).
     std::array<std::vector<double>, 4> later;
     /// Paired: the home cells whose octant 3 and octant 7 points are both this rank's (all of
     /// them on one rank). The sweep itself finishes their phi at octant 7's point, which follows
     /// octant 3's in its column (the dependence across k = K), after p_3 is in the sum.
     Box<3> folded;
-    /// Per point of mine whose cell is at home on another rank, the source of its cell in the
+    /// Per point of `swept` whose cell is at home on another rank, the source of its cell in the
     /// octant swept (received from that home; the cells at home here take Q + C * prev in the
     /// sweep).
     std::vector<double> source;
@@ -170,6 +182,7 @@ class Sweep3d {
     /// The sweeps add the p_o of the cells at home here into `sum` themselves (set once `mine`
     /// is known: by before_sweeps, or by the first after_sweep where a runner has no such hook).
     bool fused = false;
+    std::int64_t moved = 0;  ///< values this rank sent between sweeps so far
   };
 
   Sweep3d(const Point<3>& n, const Sweep3dParams& p);
@@ -182,6 +195,8 @@ class Sweep3d {
   [[nodiscard]] Box<3> half_of(const Box<3>& b, Index h) const noexcept;
   /// Box b moved by h K along k (grid points of half h to executor points).
   [[nodiscard]] Box<3> lift(const Box<3>& b, Index h) const noexcept;
+  /// The points rank r sweeps in sweep `sweep` (its role's box).
+  [[nodiscard]] Box<3> swept_by(std::size_t r, int sweep) const;
   /// Learns every rank's box (collective).
   Status learn_boxes(const Box<3>& owned, comm::World& world) const;
   [[nodiscard]] Index cell_index(const Point<3>& x, int octant) const noexcept;

@@ -25,12 +25,23 @@ struct Workload {
   /// Bytes the nodes send between two sweeps, all together (a kernel's after_sweep; 0: none);
   /// each node is charged its share ceil(bytes / nodes), when there are several.
   std::int64_t between_sweep_bytes = 0;
+  /// The kernel runs sweeps with the mesh of ranks mirrored (exec's MirrorHook, ADR 0024), so
+  /// that its between_sweep_bytes move only for the points whose mirrored rows miss them: the
+  /// exchange is charged between_sweep_bytes x mirror_miss(plan) (0 on mirror-symmetric rows).
+  bool mirrored = false;
   /// Bytes of one face point; 0: the machine file's element_bytes.
   std::int64_t element_bytes = 0;
   /// Faces carry one more point in every other dimension (the low halo a frontier kernel
   /// passes on for diagonal dependences, as sor's do): prod_{d != k} (w_d + 1) points.
   bool face_halo = false;
 };
+
+/// The share of the points that a sweep mirrored along every mesh dimension (ADR 0024) does not
+/// run on the rank that runs them unmirrored: 1 - prod_d (sum_c |I_c ∩ R(I_{p_d-1-c})|) / N_d over
+/// the mesh dimensions d with p_d > 1, I_c the points of node coordinate c along d, R the
+/// reflection of [1, N_d]; 0 for mirror-symmetric rows (and one node), 1 for a block-cyclic plan
+/// (not mirrored). An upper bound for sweeps that mirror fewer dimensions.
+double mirror_miss(const plan::Plan& plan);
 
 /// Model options that the plan does not carry.
 struct ModelOptions {
