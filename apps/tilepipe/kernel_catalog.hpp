@@ -52,8 +52,7 @@ Expected<const runtime::KernelEntry*> find_kernel(std::string_view name);
 /// The built-in kernels, "wave2d|wave3d|...".
 std::string kernel_names();
 
-/// Whether `tilepipe run` executes the kernel: through the entry's run (a plugin's), or its own
-/// call of the door for a built-in resident kernel or one with a time loop (sor); not sw.
+/// Whether `tilepipe run` executes the kernel: it has a run entry point (every kernel but sw).
 bool runs(const runtime::KernelEntry& k);
 
 /// The built-in kernels `tilepipe run` executes (runs), "a|b".

@@ -1,6 +1,6 @@
-// `tilepipe run`: executes a plan for a built-in wave or sor kernel, or a plugin's kernel, on ranks
-// x threads; reports the wall time, points per second, the checksum (or the kernel's result),
-// per-phase times and the hidden communication.
+// `tilepipe run`: executes a plan for any kernel of the registry, built-in or a plugin's, through
+// its entry's run (the door) on ranks x threads; reports the wall time, points per second, the
+// checksum (or the kernel's result), per-phase times and the hidden communication.
 #include "comm_options.hpp"
 #include "command.hpp"
 #include "kernel_catalog.hpp"
@@ -10,13 +10,9 @@
 
 #include <tilepipe/comm/world.hpp>
 #include <tilepipe/exec/face_transport.hpp>
-#include <tilepipe/kernels/sor.hpp>
-#include <tilepipe/kernels/sweep3d.hpp>
-#include <tilepipe/kernels/wave.hpp>
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/machine_file.hpp>
 #include <tilepipe/runtime/calibrate.hpp>
-#include <tilepipe/runtime/kernel_entry.hpp>
 #include <tilepipe/runtime/run.hpp>
 #include <tilepipe/support/npy.hpp>
 #include <tilepipe/support/parse.hpp>
@@ -53,14 +49,7 @@ struct RunFlags {
   bool rendezvous_faces = false;  ///< keep the transport's default protocols for faces
   comm::Link parsed_link;         ///< the emulated link in force
   exec::FaceMode faces = exec::FaceMode::automatic;  ///< --faces
-  /// A kernel with a time loop (sor): the loop nest (T, N...), its points, the parameters and
-  /// the transformation of the space the plan runs in.
-  std::optional<plan::Index> loop_size;
-  std::int64_t loop_points = 0;
-  /// The kernel's grid where its executor space differs (sweep3d paired: I x J x 2K).
-  plan::Index grid;
-  std::string params_text;
-  std::string transform_text;
+  std::string params_text;  ///< the kernel's parameters (none declared: empty)
 };
 
 std::string join_x(const plan::Index& v) {
@@ -84,7 +73,10 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
   const std::optional<model::Choice>& choice = total.planned.choice;
   const std::optional<bool> verified = total.verified;
   const double seconds = total.summary.wall_s();
-  const auto points = (f.loop_points > 0 ? f.loop_points : plan.space().points()) * f.sweeps;
+  const auto points = total.points > 0 ? total.points : plan.space().points() * f.sweeps;
+  const plan::Index& space = plan.space().extents();
+  const plan::Index& size = total.size.empty() ? space : total.size;
+  const bool loop_nest = !total.loop_nest.empty();
   const double rate = seconds > 0 ? static_cast<double>(points) / seconds : 0;
   const auto phases = total.summary.phases();
   const double hidden = total.summary.hidden_share();
@@ -92,19 +84,10 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
   if (f.json) {
     nlohmann::ordered_json j = json_preamble("run");
     j["kernel"] = f.plan.kernel;
-    j["size"] = plan.space().extents();
-    if (f.loop_size) {
-      j["size"] = plan::Index(f.loop_size->begin() + 1, f.loop_size->end());
-      j["params"] = f.params_text;
-      j["space"] = plan.space().extents();
-      j["transformation"] = f.transform_text;
-    } else if (!f.params_text.empty()) {
-      j["params"] = f.params_text;
-    }
-    if (!f.grid.empty() && f.grid != plan.space().extents()) {
-      j["size"] = f.grid;
-      j["space"] = plan.space().extents();
-    }
+    j["size"] = size;
+    if (!f.params_text.empty()) j["params"] = f.params_text;
+    if (size != space) j["space"] = space;
+    if (!total.transformation.empty()) j["transformation"] = total.transformation;
     j["tile"] = plan.tiling().tile_extents();
     j["nodes"] = plan.nodes();
     j["cpus"] = plan.cpus();
@@ -176,9 +159,9 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
                plan.schedule().grouping().kind() == plan::GroupingKind::vertical
                    ? fmt::format(" ({} subtiles)", total.summary.ranks.front().subtiles)
                    : "");
-    if (f.loop_size) {
-      fmt::print("  loop nest          {} ({}), run as {}\n", join_x(*f.loop_size), f.params_text,
-                 f.transform_text);
+    if (loop_nest) {
+      fmt::print("  loop nest          {} ({}), run as {}\n", join_x(total.loop_nest),
+                 f.params_text, total.transformation);
     } else if (!f.params_text.empty()) {
       fmt::print("  parameters         {}\n", f.params_text);
     }
@@ -192,7 +175,7 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
       fmt::print("  emulated link      {}\n", comm::to_string(f.parsed_link));
     }
     fmt::print("  points per second  {:.4g}\n", rate);
-    if (!f.loop_size && !f.params_text.empty()) {
+    if (!loop_nest && !f.params_text.empty()) {
       fmt::print("  parameters         {}\n", f.params_text);
     }
     fmt::print("  {:<18} {}\n", result_key, total.result);
@@ -238,52 +221,8 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
   return exit_ok;
 }
 
-template <int D>
-int run_wave(const RunFlags& f, const plan::Index& size, const runtime::RunOptions& options,
-             OutputFile* trace) {
-  exec::Point<D> n{};
-  for (int d = 0; d < D; ++d) n[d] = size[static_cast<std::size_t>(d)];
-  auto kernel = kernels::Wave<D>::make(n);
-  if (!kernel) {
-    Error e = kernel.error();
-    e.message = "--size " + f.plan.size + ": " + e.message;
-    return report_error(e);
-  }
-  std::fflush(stdout);  // forked ranks must not repeat buffered output
-  auto result = runtime::run(*kernel, size, options);
-  if (!result) return report_error(result.error());
-  if (!result->root) return exit_ok;
-  return report(f, runtime::to_report<kernels::Wave<D>>(std::move(*result)), trace);
-}
-
-template <int S>
-int run_sor(RunFlags& f, const plan::Index& size, const runtime::RunOptions& options,
-            OutputFile* trace) {
-  auto values = f.plan.param_values();
-  if (!values) return report_error(values.error());
-  exec::Point<S> n{};
-  for (int s = 0; s < S; ++s) n[s] = size[static_cast<std::size_t>(s)];
-  auto kernel = kernels::Sor<S>::make(n, values->integer("iterations"), values->real("omega"));
-  if (!kernel) return report_error(kernel.error());
-  auto transformed = f.plan.transformed();
-  if (!transformed) return report_error(transformed.error());
-  const auto e = kernel->exec_size();
-  const plan::Index space(e.begin(), e.end());
-  // The planner's transformation is the skew the kernel computes in (a bug otherwise).
-  TP_ASSERT(*transformed && (*transformed)->box.extents == space);
-  f.loop_size = (*transformed)->original_size;
-  f.loop_points = kernel->iterations();
-  for (const auto x : n) f.loop_points *= x;
-  f.params_text = values->to_string();
-  f.transform_text = (*transformed)->transform.to_string();
-  std::fflush(stdout);  // forked ranks must not repeat buffered output
-  auto result = runtime::run(*kernel, space, options);
-  if (!result) return report_error(result.error());
-  if (!result->root) return exit_ok;
-  return report(f, runtime::to_report<kernels::Sor<S>>(std::move(*result)), trace);
-}
-
-/// A kernel through its entry points (a --plugin's: the plugin runs the door).
+/// A kernel through its entry points (a built-in one's, or a --plugin's: the plugin runs the
+/// door).
 int run_through_entry(RunFlags& f, const runtime::KernelEntry& entry, const plan::Index& size,
                       const runtime::RunOptions& options, OutputFile* trace) {
   auto values = f.plan.param_values();
@@ -294,60 +233,6 @@ int run_through_entry(RunFlags& f, const runtime::KernelEntry& entry, const plan
   if (!result) return report_error(result.error());
   if (!result->root) return exit_ok;
   return report(f, *result, trace);
-}
-
-// sweep3d: 8 executor sweeps per source iteration (one per octant; paired: 4 over I x J x 2K,
-// ADR 0021) and a final one; --verify
-// compares the checksum of phi with the plain loop's (the door cannot: the kernel's after_sweep
-// runs on ranks).
-int run_sweep3d(RunFlags& f, const plan::Index& size, runtime::RunOptions options,
-                OutputFile* trace) {
-  auto values = f.plan.param_values();
-  if (!values) return report_error(values.error());
-  if (f.sweeps != 1) {
-    return report_error(Error(Errc::invalid_argument,
-                              "--sweeps: sweep3d sets its own sweeps (8 per source iteration, 4 "
-                              "paired); "
-                              "use --param iterations=T"));
-  }
-  const exec::Point<3> n{size[0], size[1], size[2]};
-  const kernels::Sweep3dParams params = kernels::sweep3d_params_of(*values);
-  auto kernel = kernels::Sweep3d::make(n, params);
-  if (!kernel) {
-    Error e = kernel.error();
-    if (e.message.starts_with("size")) e.message = "--size " + f.plan.size + ": " + e.message;
-    return report_error(e);
-  }
-  if (!runtime::joins_mpi(options.launch)) {
-    // The door checks the slabs; the ranks' sums and sources and the reference come on top.
-    const double cells =
-        static_cast<double>(n[0]) * static_cast<double>(n[1]) * static_cast<double>(n[2]);
-    const exec::Point<3> space = kernel->space();
-    const double slab = static_cast<double>(space[0] + 1) * static_cast<double>(space[1] + 1) *
-                        static_cast<double>(space[2] + 1) * sizeof(kernels::Sweep3dCell);
-    const double reference = options.verify ? cells * 13 * sizeof(double) : 0;
-    if (auto st = runtime::detail::check_memory(slab * (f.output.empty() ? 1 : 2) +
-                                                kernel->state_bytes() + reference);
-        !st) {
-      return report_error(st.error());
-    }
-  }
-  const bool verify = options.verify;
-  options.verify = false;
-  options.sweeps = kernel->sweeps();
-  f.params_text = values->to_string();
-  f.loop_points = 8 * params.iterations * n[0] * n[1] * n[2];
-  f.grid = size;
-  std::fflush(stdout);  // forked ranks must not repeat buffered output
-  const exec::Point<3> space = kernel->space();
-  auto result = runtime::run(*kernel, {space[0], space[1], space[2]}, options);
-  if (!result) return report_error(result.error());
-  if (!result->root) return exit_ok;
-  if (verify) {
-    const auto phi = kernels::sweep3d_reference(n, params);
-    result->verified = kernels::sweep3d_checksum(phi) == result->result;
-  }
-  return report(f, runtime::to_report<kernels::Sweep3d>(std::move(*result)), trace);
 }
 
 /// The machine file the run's automatic choices use: --machine (errors are the user's), else the
@@ -527,22 +412,10 @@ int run_run(int argc, char** argv) {
   o.machine = *machine;
   o.kernel_name = f.plan.kernel;
   OutputFile* trace = trace_file ? &*trace_file : nullptr;
-  // A kernel with a run entry point (a plugin's) runs through it; the built-in ones through their
-  // own calls of the door below (their reports carry more: ADR 0023).
-  if (auto entry = f.plan.kernel_entry(); entry && (*entry)->run != nullptr) {
-    return run_through_entry(f, **entry, *extents, o, trace);
-  }
-  if (f.plan.kernel == "sor2d") return run_sor<2>(f, *extents, o, trace);
-  if (f.plan.kernel == "sor3d") return run_sor<3>(f, *extents, o, trace);
-  if (f.plan.kernel == "sweep3d") return run_sweep3d(f, *extents, o, trace);
-  switch (extents->size()) {
-    case 2:
-      return run_wave<2>(f, *extents, o, trace);
-    case 3:
-      return run_wave<3>(f, *extents, o, trace);
-    default:
-      return run_wave<4>(f, *extents, o, trace);
-  }
+  // Every kernel through its entry's run, a built-in one's as a plugin's (ADR 0025).
+  auto entry = f.plan.kernel_entry();
+  if (!entry) return report_error(entry.error());
+  return run_through_entry(f, **entry, *extents, o, trace);
 }
 
 const CommandRegistration run_registration{

@@ -69,6 +69,9 @@ class Sor {
   using output_type = double;
   static constexpr int output_dims = S;
   static constexpr std::size_t ndeps = 2 * S + 1;
+  /// Dimension 1 is the time loop, its extent the parameter "iterations" (runtime::make_entry).
+  static constexpr bool time_loop = true;
+  static constexpr std::array<exec::ParamSpec, 2> params = sor_params;
   /// In (t, x_1..x_S): e_s (this sweep's -e_s neighbour), e_0 - e_s (the previous sweep's +e_s
   /// neighbour), e_0 (the point's own previous value); flow, anti and output dependences of the
   /// in-place array alike.
@@ -137,6 +140,14 @@ class Sor {
       plane = *q;
     }
     return Sor(n, iterations, omega);
+  }
+
+  /// make() for a registry entry (runtime::make_entry): the grid N_1 x ... and the parameters
+  /// iterations and omega.
+  static Expected<Sor> make(const std::vector<Index>& size, const exec::ParamValues& p) {
+    Point<S> n{};
+    for (int s = 0; s < S; ++s) n[s] = size[static_cast<std::size_t>(s)];
+    return make(n, p.integer("iterations"), p.real("omega"));
   }
 
   /// Sums two checksums modulo 2^64.

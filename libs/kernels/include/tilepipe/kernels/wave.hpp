@@ -2,6 +2,7 @@
 #pragma once
 
 #include <tilepipe/exec/kernel.hpp>
+#include <tilepipe/exec/kernel_params.hpp>
 #include <tilepipe/exec/slab.hpp>
 #include <tilepipe/support/checked_math.hpp>
 #include <tilepipe/support/expected.hpp>
@@ -95,6 +96,21 @@ class Wave {
       elems = *e;
     }
     return Wave(n);
+  }
+
+  /// make() for a registry entry (runtime::make_entry): an error names the size as the option
+  /// "size" ("9x1: the array does not fit ...").
+  static Expected<Wave> make(const std::vector<Index>& size, const exec::ParamValues&) {
+    Point<D> n{};
+    std::string text;
+    for (int d = 0; d < D; ++d) {
+      n[d] = size[static_cast<std::size_t>(d)];
+      text += (d ? "x" : "") + std::to_string(n[d]);
+    }
+    auto k = make(n);
+    if (!k)
+      return Unexpected{Error::about("size", k.error().code, text + ": " + k.error().message)};
+    return k;
   }
 
   /// Sums two checksums modulo 2^64.

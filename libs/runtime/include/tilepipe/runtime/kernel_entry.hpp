@@ -8,10 +8,15 @@
 //   static std::string format_result(const result_type& r);           // the result as text
 //   static tp::model::Workload workload(const tp::plan::Index& size,  // sweeps and faces for
 //                                       const tp::exec::ParamValues& p);  // the cost model
-// Without make() the kernel is default-constructed and takes any size.
+//   static constexpr bool time_loop = true;  // dimension 1 is a time loop of "iterations" steps
+//   static constexpr std::array<tp::exec::Dependence<dims>, M> original_deps{...};  // the loop
+//       // nest's, components may be negative; `deps` are then the planner's T D (docs/adr/0005)
+// Without make() the kernel is default-constructed and takes any size. A time-loop kernel's
+// make() gets the size without the time loop and the parameters (with "iterations").
 #pragma once
 
 #include <tilepipe/exec/calibration.hpp>
+#include <tilepipe/plan/transform.hpp>
 #include <tilepipe/runtime/kernel_registry.hpp>
 #include <tilepipe/runtime/run.hpp>
 
@@ -46,6 +51,91 @@ concept HasWorkload = requires(const plan::Index& size, const exec::ParamValues&
 };
 
 template <class K>
+concept HasTimeLoop = requires {
+  { K::time_loop } -> std::convertible_to<bool>;
+};
+
+template <class K>
+concept HasOriginalDeps = requires {
+  { K::original_deps.size() } -> std::convertible_to<std::size_t>;
+};
+
+/// Whether dimension 1 of K is a time loop (K::time_loop), its extent the parameter "iterations".
+template <class K>
+constexpr bool time_loop_of() {
+  if constexpr (HasTimeLoop<K>) {
+    return static_cast<bool>(K::time_loop);
+  } else {
+    return false;
+  }
+}
+
+/// The loop nest's dependences: K::original_deps where declared, else K::deps.
+template <class K>
+std::vector<plan::Index> loop_deps_of() {
+  std::vector<plan::Index> out;
+  if constexpr (HasOriginalDeps<K>) {
+    for (const auto& dep : K::original_deps) out.emplace_back(dep.begin(), dep.end());
+  } else {
+    for (const auto& dep : K::deps) out.emplace_back(dep.begin(), dep.end());
+  }
+  return out;
+}
+
+/// The space the executor runs a kernel of the loop nest `nest` in: the nest itself, or where
+/// its dependences have a negative component the planner's transformed box, whose dependences
+/// must be K::deps (the kernel computes in that transformation: a kernel bug otherwise).
+struct ExecutorSpace {
+  plan::Index extents;
+  std::string transformation;  ///< "" for the nest itself
+};
+
+template <class K>
+Expected<ExecutorSpace> executor_space(const plan::Index& nest) {
+  auto loop = plan::DependenceMatrix::make(K::dims, loop_deps_of<K>());
+  if (!loop) return Unexpected{loop.error()};
+  std::vector<plan::Index> declared;
+  for (const auto& dep : K::deps) declared.emplace_back(dep.begin(), dep.end());
+  if (!plan::has_negative_component(*loop)) {
+    if (loop->vectors() == declared) return ExecutorSpace{nest, {}};
+    return fail(Errc::internal,
+                "the kernel's deps differ from its original_deps, which need no "
+                "transformation");
+  }
+  auto t = plan::transform_space(nest, *loop);
+  if (!t) return Unexpected{t.error()};
+  if (t->deps.vectors() != declared) {
+    return fail(Errc::internal, "the kernel's deps are not the planner's transformation " +
+                                    t->transform.to_string() + " of its original_deps");
+  }
+  return ExecutorSpace{t->box.extents, t->transform.to_string()};
+}
+
+/// Whether K declares the integer parameter "iterations" (a time loop's extent).
+template <class K>
+constexpr bool declares_iterations() {
+  if constexpr (HasParams<K>) {
+    for (const auto& spec : K::params) {
+      if (spec.name == "iterations" && spec.type == exec::ParamType::integer) return true;
+    }
+  }
+  return false;
+}
+
+/// The loop nest of a run over `size`: (iterations, size...) for a time-loop kernel.
+template <class K>
+plan::Index loop_nest_of(const plan::Index& size, const exec::ParamValues& p) {
+  if constexpr (time_loop_of<K>()) {
+    plan::Index nest{p.integer("iterations")};
+    nest.insert(nest.end(), size.begin(), size.end());
+    return nest;
+  } else {
+    (void)p;
+    return size;
+  }
+}
+
+template <class K>
 model::Workload workload_entry(const plan::Index& size, const exec::ParamValues& p) {
   return K::workload(size, p);
 }
@@ -62,9 +152,10 @@ std::span<const exec::ParamSpec> params_of() {
 /// The kernel for a space of `size` with parameters `p`: K::make, else a default-constructed K.
 template <class K>
 Expected<K> make_kernel(const plan::Index& size, const exec::ParamValues& p) {
-  if (static_cast<int>(size.size()) != K::dims) {
+  constexpr int given = K::dims - (time_loop_of<K>() ? 1 : 0);
+  if (static_cast<int>(size.size()) != given) {
     return fail(Errc::invalid_argument, "the space has " + std::to_string(size.size()) +
-                                            " dimensions, the kernel " + std::to_string(K::dims));
+                                            " dimensions, the kernel " + std::to_string(given));
   }
   try {
     if constexpr (HasMake<K>) {
@@ -137,10 +228,19 @@ Expected<RunReport> run_entry(const plan::Index& size, const exec::ParamValues& 
                               const RunOptions& options) {
   auto k = make_kernel<K>(size, p);
   if (!k) return Unexpected{k.error()};
+  const plan::Index nest = loop_nest_of<K>(size, p);
+  auto space = executor_space<K>(nest);
+  if (!space) return Unexpected{space.error()};
   try {
-    auto r = runtime::run(*k, size, options);
+    auto r = runtime::run(*k, space->extents, options);
     if (!r) return Unexpected{r.error()};
-    return runtime::to_report<K>(std::move(*r));
+    RunReport out = runtime::to_report<K>(std::move(*r));
+    out.size = size;
+    if constexpr (time_loop_of<K>()) out.loop_nest = nest;
+    out.transformation = std::move(space->transformation);
+    out.points = options.sweeps;
+    for (const auto e : nest) out.points *= e;
+    return out;
   } catch (const std::exception& e) {
     return fail(Errc::internal, std::string("the kernel threw: ") + e.what());
   } catch (...) {
@@ -174,16 +274,19 @@ Expected<CostProbe> probe_entry(const std::vector<std::int64_t>& cross, int alon
 }  // namespace detail
 
 /// What kernel type K says of itself under `name` (static storage: a string literal): storage,
-/// dims, dependences, declared parameters and workload, without check, run and probe (make_entry
-/// adds them; the built-in kernels add their own).
+/// dims, the loop nest's dependences and time loop, declared parameters and workload, without
+/// check, run and probe (make_entry adds them; the built-in kernels add their own).
 template <exec::Kernel K>
 KernelEntry describe_entry(std::string_view name) {
+  static_assert(!detail::time_loop_of<K>() || detail::declares_iterations<K>(),
+                "a time-loop kernel declares the integer parameter \"iterations\" (its extent)");
   KernelEntry e;
   e.name = name;
   e.storage = K::storage;
   e.dims = K::dims;
-  for (const auto& dep : K::deps) e.deps.emplace_back(dep.begin(), dep.end());
+  e.deps = detail::loop_deps_of<K>();
   e.params = detail::params_of<K>();
+  e.time_loop = detail::time_loop_of<K>();
   if constexpr (detail::HasWorkload<K>) e.workload = &detail::workload_entry<K>;
   return e;
 }
@@ -194,7 +297,9 @@ KernelEntry make_entry(std::string_view name) {
   KernelEntry e = describe_entry<K>(name);
   e.check = &detail::check_entry<K>;
   e.run = &detail::run_entry<K>;
-  e.cost_probe = &detail::probe_entry<K>;
+  // A probe's slab is a row of tiles of the executor's space, which a time-loop kernel's make()
+  // does not take: none (calibrate says so).
+  if constexpr (!detail::time_loop_of<K>()) e.cost_probe = &detail::probe_entry<K>;
   return e;
 }
 

@@ -26,7 +26,7 @@ namespace tp::runtime {
 /// entry points take or return (RunOptions, RunReport, model::Workload and what they hold). Raised
 /// whenever one of them changes; a plugin built for another version is refused at load
 /// (docs/adr/0006).
-inline constexpr std::uint32_t plugin_abi_version = 3;
+inline constexpr std::uint32_t plugin_abi_version = 4;
 
 /// A run's report whatever the kernel's result type: RunResult with the result as text.
 struct RunReport {
@@ -40,6 +40,17 @@ struct RunReport {
   exec::RunSummary summary;
   std::vector<std::vector<exec::Span>> spans;
   std::optional<bool> verified;
+  /// The size the run was asked for (KernelEntry::run's, without a time loop); empty: the
+  /// planned space's extents.
+  plan::Index size;
+  /// A time-loop kernel's loop nest (iterations, size...); empty otherwise.
+  plan::Index loop_nest;
+  /// The transformation of the loop nest into the executor's space, as
+  /// plan::Transformation::to_string ("" when it runs untransformed).
+  std::string transformation;
+  /// The loop nest's points computed over the whole run (every sweep); 0: the planned space's
+  /// points times RunOptions::sweeps.
+  std::int64_t points = 0;
 };
 
 /// A tile-cost probe (calibration): a function of the tile height that runs one timed pass over
@@ -53,13 +64,16 @@ struct KernelEntry {
   std::string_view name;
   exec::Storage storage = exec::Storage::resident;
   int dims = 0;  ///< of the loop nest (with the time loop, if any)
-  /// The loop nest's dependence vectors: make_entry's are the kernel's (>= 0); negative
-  /// components (sor's) make the plan run in a skewed space.
+  /// The loop nest's dependence vectors: make_entry's are K::original_deps where declared, else
+  /// K::deps; negative components (sor's) make the plan run in a transformed (skewed) space.
   std::vector<std::vector<std::int64_t>> deps;
   std::span<const exec::ParamSpec> params;  ///< what --param may set (may be empty)
   /// Checks a space of `size` and the parameters as the kernel's make() does (bad input).
   Status (*check)(const plan::Index& size, const exec::ParamValues& params) = nullptr;
-  /// Makes the kernel and runs it through the door (runtime::run) over 1..size[d].
+  /// Makes the kernel and runs it through the door (runtime::run) over its executor space (the
+  /// loop nest 1..size[d], with the time loop first, transformed where deps need it); the
+  /// report says what ran (RunReport::size, loop_nest, transformation, points). nullptr: not
+  /// runnable through an entry (sw: tilepipe align).
   Expected<RunReport> (*run)(const plan::Index& size, const exec::ParamValues& params,
                              const RunOptions& options) = nullptr;
   /// The tile-cost probe over tiles of cross-section `cross` (the extent along `along` ignored)
@@ -70,7 +84,7 @@ struct KernelEntry {
                                     std::int64_t max_height, std::int64_t slab_points,
                                     const exec::ParamValues& params) = nullptr;
   /// The first dimension is a time loop whose extent is the parameter "iterations": a size
-  /// given to check (and --size) has dims - 1 extents. false for make_entry's.
+  /// given to check and run has dims - 1 extents. make_entry's: K::time_loop where declared.
   bool time_loop = false;
   /// What the kernel adds to its plan's pipeline for the cost model (sweeps, face elements):
   /// make_entry's is K::workload where K declares it; nullptr: one sweep, faces of the machine
