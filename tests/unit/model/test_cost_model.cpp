@@ -359,7 +359,7 @@ TEST(CostModelWorkload, one_sweep_is_the_seeds_prediction_and_bad_workloads_are_
 // 0's rows 0..2 against the reflection of node 1's (0..1) keep 2 of 5, node 1's 2 of 2: a fifth
 // moves; a 2 x 2 mesh of 5 x 4: i keeps 4 of 5, j all: 1 - 4/5; one node: nothing to miss.
 TEST(CostModelWorkload, mirrored_sweeps_charge_the_points_the_mirrored_rows_miss) {
-  const Machine m = sci(49.2, 75.2);
+  const Machine m = tp::test::seed000_sci(49.2, 75.2);
   const auto plan_of = [](Index size, Index mesh, std::int64_t nodes) {
     auto req = tp::test::height_request(std::move(size), 8, nodes, 1, ScheduleKind::overlap,
                                         GroupingKind::hyperplane);
