@@ -144,7 +144,7 @@ runtime::KernelEntry describe_sweep3d() {
     const std::int64_t values = params.iterations > 1 ? 2 : 1;
     w.between_sweep_bytes =
         checked_mul(points.value_or(0), values * std::int64_t{sizeof(double)}).value_or(0);
-    w.mirrored = true;
+    w.mirrored = params.mirrored();
     return w;
   };
   return k;

@@ -41,6 +41,7 @@ Sweep3dParams sweep3d_params_of(const exec::ParamValues& values) {
   p.iterations = values.integer("iterations");
   p.c = values.real("c");
   p.paired = values.integer("paired");
+  p.mirror_from = values.integer("mirror_from");
   return p;
 }
 
@@ -65,6 +66,10 @@ Sweep3dQuadrature sweep3d_quadrature(std::int64_t angles) {
 }
 
 Expected<Sweep3d> Sweep3d::make(const Point<3>& n, const Sweep3dParams& p) {
+  if (p.mirror_from < 0) {
+    return fail(Errc::invalid_argument, "mirror_from " + std::to_string(p.mirror_from) +
+                                            ": must be >= 0 (0: never mirror)");
+  }
   if (p.paired != 0 && p.paired != 1) {
     return fail(Errc::invalid_argument,
                 "paired " + std::to_string(p.paired) +
@@ -355,6 +360,7 @@ void for_each_reflected_row(const Box<3>& part, const Box<3>& home, const Point<
 }  // namespace
 
 unsigned Sweep3d::mirror(int sweep) const noexcept {
+  if (!p_.mirrored()) return 0;  // below mirror_from: the exchange between sweeps is cheaper
   if (sweep >= sweeps_per_iteration() * p_.iterations) return 0;  // the final sweep: at home
   // Paired, a sweep's halves differ along k (the space is not the grid's reflection there).
   return static_cast<unsigned>(octant_of(sweep, 0)) & (p_.paired != 0 ? 3U : 7U);

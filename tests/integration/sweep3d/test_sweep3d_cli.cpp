@@ -39,7 +39,8 @@ TEST(Sweep3dCli, run_verifies_and_writes_phi_on_ranks_x_cpus) {
     const auto phi = tp::kernels::sweep3d_reference({6, 4, 9}, p);
     EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
     EXPECT_EQ(j["verified"], true);
-    EXPECT_EQ(j["params"], "sigma_t=0.8, source=1.0, angles=3, iterations=2, c=0.5, paired=1");
+    EXPECT_EQ(j["params"],
+              "sigma_t=0.8, source=1.0, angles=3, iterations=2, c=0.5, paired=1, mirror_from=3");
     EXPECT_EQ(j["size"], nlohmann::json::parse("[6, 4, 9]"));
     EXPECT_EQ(j["space"], nlohmann::json::parse("[6, 4, 18]"));  // octants o and o | 4
     EXPECT_EQ(j["points"], 8 * 2 * 6 * 4 * 9);
@@ -119,7 +120,8 @@ TEST(Sweep3dCli, plan_is_the_kba_decomposition) {
 // drain, the last one copying phi, barriers between them; faces of 80-byte cells. 4x4x32 on 2
 // nodes at tile height 8: mesh 2x1, tiles 2x4x8, 4 tiles per node along k, the second node two
 // steps behind (overlap): 6 steps per sweep. The rows 2 + 2 along i are mirror-symmetric: the
-// mirrored sweeps (ADR 0024) move no value between sweeps, so only the two barriers remain.
+// mirrored sweeps (ADR 0024; mirror_from=1 turns them on at 2 iterations) move no value between
+// sweeps, so only the two barriers remain.
 constexpr double us = 1e-6;
 constexpr double seed000_sweep = 6 * (49.2 * us + 4 * 8 * 80 / 84.12e6 + 75.2 * us);
 constexpr double seed000_copy = seed000_sweep;  // communication-bound: the faces set the step
@@ -130,7 +132,8 @@ TEST(Sweep3dCli, plan_predicts_8t_plus_1_pipelined_sweeps) {
       std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json";
   const std::vector<std::string> args{"plan",    "--kernel",     "sweep3d", "--size",    "4x4x32",
                                       "--param", "iterations=2", "--param", "paired=0",  "--nodes",
-                                      "2",       "--tile",       "8",       "--machine", seed000};
+                                      "2",       "--tile",       "8",       "--machine", seed000,
+                                      "--param", "mirror_from=1"};
   auto r = tilepipe(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("predicted time"), std::string::npos) << r.out;
@@ -161,7 +164,8 @@ TEST(Sweep3dCli, plan_predicts_4t_plus_1_sweeps_of_paired_octants) {
   const std::string seed000 =
       std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json";
   auto r = tilepipe({"plan", "--kernel", "sweep3d", "--size", "4x4x32", "--param", "iterations=2",
-                     "--nodes", "2", "--tile", "8", "--machine", seed000, "--json"});
+                     "--param", "mirror_from=1", "--nodes", "2", "--tile", "8", "--machine",
+                     seed000, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["size"], nlohmann::json::parse("[4, 4, 64]"));  // the executor's space
@@ -192,7 +196,8 @@ TEST(Sweep3dCli, run_predicts_its_sweeps) {
                        "--param",     "iterations=2", "--nodes", "2",          "--cpus",
                        "1",           "--tile",       "8",       "--schedule", "overlap",
                        "--grouping",  "hyperplane",   "--sync",  "block",      "--machine",
-                       path.string(), "--param",      paired,    "--json"});
+                       path.string(), "--param",      paired,    "--param",    "mirror_from=1",
+                       "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["sweeps"], 1);  // --sweeps; the kernel's own 8 T + 1 are inside one run

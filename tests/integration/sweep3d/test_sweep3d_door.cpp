@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -250,10 +251,34 @@ TEST(Sweep3dDoor, paired_and_serial_on_4_ranks_equal_the_plain_loop) {
 // cells in every such sweep, 2 layers, before). Both variants, T = 2, c = 0.5, both schedules,
 // 1-2 CPUs (CPU rows inside a rank need no symmetry), copied and direct faces; each rank's
 // count from its own kernel (exec's run_rank on forked ranks), phi bit for bit the plain loop's.
+// mirror_from: the sweeps ask for mirrored roles only from that many iterations on (0: never);
+// octant 1 (paired: the pair 1, 5) reflects i, so sweep 1 asks for bit 0 when mirrored.
+TEST(Sweep3dDoor, sweeps_mirror_from_mirror_from_iterations_on) {
+  for (const std::int64_t paired : {0, 1}) {
+    for (const auto& [iterations, from, want] :
+         {std::tuple{1, 3, 0U}, {2, 3, 0U}, {3, 3, 1U}, {2, 2, 1U}, {1, 1, 1U}, {5, 0, 0U}}) {
+      Sweep3dParams p;
+      p.paired = paired;
+      p.iterations = iterations;
+      p.mirror_from = from;
+      auto k = tp::kernels::Sweep3d::make({4, 4, 4}, p);
+      ASSERT_TRUE(k) << k.error().message;
+      EXPECT_EQ(k->mirror(1), want) << "T " << iterations << ", mirror_from " << from;
+      EXPECT_EQ(k->mirror(0), 0U);  // octant 0 reflects nothing
+    }
+  }
+  Sweep3dParams bad;
+  bad.mirror_from = -1;
+  auto k = tp::kernels::Sweep3d::make({4, 4, 4}, bad);
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error().message, "mirror_from -1: must be >= 0 (0: never mirror)");
+}
+
 TEST(Sweep3dDoor, mirrored_roles_keep_cells_at_home_where_the_rows_are_symmetric) {
   Sweep3dParams p;
   p.angles = 3;
   p.iterations = 2;
+  p.mirror_from = 2;  // mirrored at 2 iterations (the default waits for 3)
   p.c = 0.5;
   p.sigma_t = 0.8;
   struct Case {

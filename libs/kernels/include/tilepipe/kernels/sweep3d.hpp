@@ -24,7 +24,7 @@ class World;
 namespace tp::kernels {
 
 /// The parameters of sweep3d as `--param name=value` gives them.
-inline constexpr std::array<exec::ParamSpec, 6> sweep3d_params{{
+inline constexpr std::array<exec::ParamSpec, 7> sweep3d_params{{
     {"sigma_t", exec::ParamType::real, "1.0", "total cross-section S (> 0)"},
     {"source", exec::ParamType::real, "1.0", "uniform source Q (>= 0)"},
     {"angles", exec::ParamType::integer, "1", "directions per octant: 1 (S2) or 3 (S4)"},
@@ -34,6 +34,9 @@ inline constexpr std::array<exec::ParamSpec, 6> sweep3d_params{{
     {"paired", exec::ParamType::integer, "1",
      "1: octants o and o | 4 as one sweep over I x J x 2K (octant o | 4 starts while o "
      "drains); 0: the 8 octants one after another"},
+    {"mirror_from", exec::ParamType::integer, "3",
+     "ranks play their mirror's tiles in reflected octants (no exchange between sweeps, one more "
+     "slab set up once) when iterations >= this; 0: never"},
 }};
 
 /// sweep3d's parameters (defaults as declared in sweep3d_params).
@@ -45,6 +48,13 @@ struct Sweep3dParams {
   double c = 0.0;
   /// 1: octants o and o | 4 swept together (ADR 0021); 0: one octant per sweep.
   std::int64_t paired = 1;
+  /// Mirrored rank roles (ADR 0024) from this many iterations on; 0: never. The second slab's
+  /// set-up, paid once, outweighs the exchanges it saves below about 3 (docs/benchmarks.md).
+  std::int64_t mirror_from = 3;
+  /// Whether the sweeps mirror the mesh (mirror_from reached).
+  [[nodiscard]] bool mirrored() const noexcept {
+    return mirror_from > 0 && iterations >= mirror_from;
+  }
 };
 
 /// The parameters from checked `--param` values (declared by sweep3d_params).
