@@ -23,9 +23,8 @@ Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dim
   return {};
 }
 
-Status check_cyclic(const plan::Plan& plan, const PipelineOptions& options, bool sweep_hook,
-                    bool frontier) {
-  return cyclic_support(plan, sweep_hook && options.sweeps > 1, frontier);
+Status check_cyclic(const plan::Plan& plan, const PipelineOptions& options, bool sweep_hook) {
+  return cyclic_support(plan, sweep_hook && options.sweeps > 1);
 }
 
 int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index max_n,
@@ -43,16 +42,11 @@ int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index ma
 
 }  // namespace detail
 
-Status cyclic_support(const plan::Plan& plan, bool hook_between_sweeps, bool frontier) {
-  if (!plan.is_cyclic()) return {};
-  const auto refuse = [](const std::string& what) {
-    return fail(Errc::invalid_argument,
-                "the block-cyclic mapping does not support " + what +
-                    " yet (a rank's rows of tiles are not one box); use a cyclic factor of 1");
-  };
-  if (frontier) return refuse("frontier kernels");
-  if (hook_between_sweeps) return refuse("kernels that change their array between sweeps");
-  return {};
+Status cyclic_support(const plan::Plan& plan, bool one_box_hook) {
+  if (!plan.is_cyclic() || !one_box_hook) return {};
+  return fail(Errc::invalid_argument,
+              "the block-cyclic mapping does not support kernels that change their array between "
+              "sweeps yet (a rank's rows of tiles are not one box); use a cyclic factor of 1");
 }
 
 }  // namespace tp::exec

@@ -68,44 +68,13 @@ Box<D> owned_box(const RankLayout<D>& layout) {
 /// for T tiles.
 template <int D>
 std::vector<Box<D>> owned_boxes(const RankLayout<D>& layout) {
-  if (layout.steps.empty()) return {};
-  std::array<std::vector<std::pair<Index, Index>>, D> spans;
-  Index tiles_volume = 0;
+  std::vector<Box<D>> tiles;
   for (const auto& s : layout.steps) {
-    for (const auto& task : s.tasks) {
-      tiles_volume += task.box.volume();
-      for (int d = 0; d < D; ++d) spans[d].emplace_back(task.box.lo[d], task.box.hi[d]);
-    }
+    for (const auto& task : s.tasks) tiles.push_back(task.box);
   }
-  for (auto& v : spans) {  // merged into disjoint intervals: tiles that meet or overlap join
-    std::sort(v.begin(), v.end());
-    std::vector<std::pair<Index, Index>> merged;
-    for (const auto& [lo, hi] : v) {
-      if (!merged.empty() && lo <= merged.back().second) {
-        merged.back().second = std::max(merged.back().second, hi);
-      } else {
-        merged.emplace_back(lo, hi);
-      }
-    }
-    v = std::move(merged);
-  }
-  std::vector<Box<D>> boxes;
-  std::array<std::size_t, D> at{};
-  Index volume = 0;
-  for (;;) {
-    Box<D> b;
-    for (int d = 0; d < D; ++d) {
-      b.lo[d] = spans[d][at[d]].first;
-      b.hi[d] = spans[d][at[d]].second;
-    }
-    volume += b.volume();
-    boxes.push_back(b);
-    int d = D - 1;
-    while (d >= 0 && ++at[d] == spans[d].size()) at[d--] = 0;
-    if (d < 0) break;
-  }
-  TP_ASSERT(volume == tiles_volume);  // the tiles are a product of intervals and tile the boxes
-  return boxes;
+  auto boxes = product_boxes<D>(tiles);
+  TP_ASSERT(boxes.has_value());  // the tiles are a product of intervals and tile the boxes
+  return std::move(*boxes);
 }
 
 /// The values of the rank's tiles into the outcome: its boxes (owned_boxes) one after another,
@@ -269,7 +238,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using detail::Clock;
   if (options.comm_thread) return run_rank_comm_thread(kernel, plan, world, options);
   TP_TRY(detail::check_plan_fits(plan, world, D));
-  TP_TRY(detail::check_cyclic(plan, options, detail::SweepHook<K>, false));
+  TP_TRY(detail::check_cyclic(plan, options, detail::SweepHook<K>));
   auto direct = resolve_direct_faces(options.faces, world, has_diagonal_dependence<K>());
   if (!direct) return Unexpected{direct.error()};
   const int threads = static_cast<int>(plan.cpus());

@@ -346,10 +346,7 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   const std::optional<model::Choice>& choice = out.planned.choice;
   if constexpr (exec::ResidentKernel<K>) {
     TP_TRY(exec::cyclic_support(
-        plan, (exec::detail::SweepHook<K> && options.sweeps > 1) || exec::detail::StartHook<K>,
-        false));
-  } else {
-    TP_TRY(exec::cyclic_support(plan, false, true));
+        plan, (exec::detail::SweepHook<K> && options.sweeps > 1) || exec::detail::StartHook<K>));
   }
   if (!mpi) TP_TRY(detail::check_memory(detail::array_bytes(kernel, plan, options)));
   // The input file, before any work: opened and checked here when forking (the ranks inherit it
