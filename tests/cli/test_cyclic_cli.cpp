@@ -188,14 +188,6 @@ TEST(CyclicCli, bad_factors_are_one_line_and_exit_2) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.err, b.line);
   }
-  // What still treats a rank's rows as one box: a kernel hook between sweeps.
-  auto hook = tilepipe({"run", "--kernel", "sweep3d", "--size", "6x5x9", "--tile", "3", "--nodes",
-                        "2", "--cyclic", "2", "--sync", "block"});
-  EXPECT_EQ(hook.exit_code, 2) << hook.err;
-  EXPECT_EQ(hook.err,
-            "tilepipe: error: the block-cyclic mapping does not support kernels that change their "
-            "array between sweeps yet (a rank's rows of tiles are not one box); use a cyclic "
-            "factor of 1\n");
 }
 
 // Frontier kernels (only faces travel): a rank's cycles change which tiles it runs, and its result
@@ -283,8 +275,7 @@ TEST_F(CyclicArrays, frontier_kernels_equal_the_plain_loop_and_the_block_file) {
         EXPECT_EQ(j["result"], lcs_result) << "lcs " << what;
         const std::string out = at("sor.npy");
         auto s = tilepipe(tp::test::cli::with(
-            with_run(sor),
-            tp::test::cli::with(mesh, {"--cyclic", std::string("1x") + factor, "--output", out})));
+            with_run(sor), tp::test::cli::with(mesh, {"--cyclic", factor, "--output", out})));
         if (s.exit_code == 2 && s.err.find("larger than the rows allow") != std::string::npos) {
           continue;
         }

@@ -23,10 +23,6 @@ Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dim
   return {};
 }
 
-Status check_cyclic(const plan::Plan& plan, const PipelineOptions& options, bool sweep_hook) {
-  return cyclic_support(plan, sweep_hook && options.sweeps > 1);
-}
-
 int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index max_n,
                     double alpha_s) {
   if (plan.schedule().grouping().kind() != plan::GroupingKind::vertical) return 1;
@@ -41,12 +37,5 @@ int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index ma
 }
 
 }  // namespace detail
-
-Status cyclic_support(const plan::Plan& plan, bool one_box_hook) {
-  if (!plan.is_cyclic() || !one_box_hook) return {};
-  return fail(Errc::invalid_argument,
-              "the block-cyclic mapping does not support kernels that change their array between "
-              "sweeps yet (a rank's rows of tiles are not one box); use a cyclic factor of 1");
-}
 
 }  // namespace tp::exec

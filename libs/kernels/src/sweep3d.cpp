@@ -183,6 +183,14 @@ Box<3> intersect(const Box<3>& a, const Box<3>& b) {
   return r;
 }
 
+// Whether b lies in a.
+bool contains(const Box<3>& a, const Box<3>& b) {
+  for (int d = 0; d < 3; ++d) {
+    if (b.lo[d] < a.lo[d] || b.hi[d] > a.hi[d]) return false;
+  }
+  return true;
+}
+
 // The row-major offset of x in b.
 Index offset_in(const Box<3>& b, const Point<3>& x) {
   return ((x[0] - b.lo[0]) * b.extent(1) + (x[1] - b.lo[1])) * b.extent(2) + (x[2] - b.lo[2]);
@@ -197,12 +205,19 @@ void Sweep3d::compute_tile(const Box<3>& box,
   const Index si = slab.stride(0);
   const Index sj = slab.stride(1);
   const int per = sweeps_per_iteration();
+  // The box of this rank's points that holds the tile (one per cycle of a block-cyclic plan),
+  // once the boxes are known; its home cells are the "local" ones below.
+  std::size_t q = 0;
+  while (q < st.mine.size() && !contains(st.mine[q], box)) ++q;
+  const bool known = q < st.mine.size();
+  const Box<3> my_home = known ? st.home[q] : Box<3>{};
+  const Index home_at = known ? st.home_at[q] : 0;
   if (st.sweep == per * p_.iterations) {  // the final sweep: phi into every cell, at home
     const Box<3> first_half = half_of(box, 0);
     const Index len = first_half.extent(2);
     exec::for_each_row(first_half, [&](const Point<3>& first) {
       Sweep3dCell* row = slab.at(first);
-      const double* phi = st.sum.data() + offset_in(st.home, first);
+      const double* phi = st.sum.data() + home_at + offset_in(my_home, first);
       for (Index k = 0; k < len; ++k) row[k].value = phi[k];
     });
     return;
@@ -245,7 +260,8 @@ void Sweep3d::compute_tile(const Box<3>& box,
     // iteration on their source Q + C * phi_prev is computed here from the previous iteration's
     // phi at home (`prev`); only the other points' sources come through `source`.
     const int octant = octant_of(st.sweep, h);
-    const Box<3> local = st.fused ? intersect(part, lift(reflect(st.home, octant), h)) : Box<3>{};
+    const Box<3> local =
+        st.fused && known ? intersect(part, lift(reflect(my_home, octant), h)) : Box<3>{};
     const Index back = ((octant >> 2) & 1) != 0 ? -1 : 1;
     // An iteration's first octant starts every home sum: all its cells are at home (no
     // reflection).
@@ -253,8 +269,8 @@ void Sweep3d::compute_tile(const Box<3>& box,
     const bool keep = p_.paired != 0 && octant >= 4;
     double* sums = keep ? state_->later[sz(octant - 4)].data() : state_->sum.data();
     // Octant 7's points whose cells' phi this sweep finishes (State::folded).
-    const Box<3> fold = st.fused && octant == 7 && p_.paired != 0
-                            ? intersect(part, lift(reflect(st.folded, octant), h))
+    const Box<3> fold = st.fused && known && octant == 7 && p_.paired != 0
+                            ? intersect(part, lift(reflect(st.folded[q], octant), h))
                             : Box<3>{};
     // The second half's first points along k start from vacuum (the point below is the other
     // octant's).
@@ -274,12 +290,12 @@ void Sweep3d::compute_tile(const Box<3>& box,
         b = local.hi[2] - first[2];
         Point<3> x = first;
         x[2] = local.lo[2] - h * n_[2];
-        home = offset_in(st.home, reflect(x, octant));
+        home = home_at + offset_in(my_home, reflect(x, octant));
       }
       if (first_iteration) {
         sweep_cells(row, up_i, up_j, 0, len, left(0), [&](Index) { return first_source_; });
       } else {
-        const double* source = st.source.data() + offset_in(st.mine, first);
+        const double* source = st.source.data() + st.mine_at[q] + offset_in(st.mine[q], first);
         const auto received = [&](Index k) { return source[k]; };
         const double* prev = st.prev.data();
         sweep_cells(row, up_i, up_j, 0, a, left(0), received);
@@ -353,25 +369,43 @@ void for_each_reflected_row(const Box<3>& part, const Box<3>& home, const Point<
 
 }  // namespace
 
-Status Sweep3d::learn_boxes(const Box<3>& owned, comm::World& world) const {
+Status Sweep3d::learn_boxes(std::span<const Box<3>> owned, comm::World& world) const {
   State& st = *state_;
-  auto boxes = exec::all_boxes<3>(world, owned, exchange_tag);
-  if (!boxes) return Unexpected{boxes.error()};
-  st.boxes = std::move(*boxes);
-  st.mine = owned;
-  st.home = half_of(owned, 0);
-  st.to.resize(st.boxes.size());
-  st.from.resize(st.boxes.size());
-  st.sum.resize(sz(st.home.volume()));
-  if (p_.paired != 0) {
-    for (auto& l : st.later) l.resize(sz(st.home.volume()));
-    st.folded =
-        intersect(intersect(st.home, reflect(half_of(owned, 0), 3)), reflect(half_of(owned, 1), 7));
+  auto lists = exec::all_box_lists<3>(world, owned, exchange_tag);
+  if (!lists) return Unexpected{lists.error()};
+  st.parts.clear();
+  st.first_part.assign(1, 0);
+  for (const auto& l : *lists) {
+    st.parts.insert(st.parts.end(), l.begin(), l.end());
+    st.first_part.push_back(st.parts.size());
   }
+  st.mine.assign(owned.begin(), owned.end());
+  st.home.clear();
+  st.home_at.clear();
+  st.mine_at.clear();
+  st.folded.clear();
+  Index cells = 0;
+  Index points = 0;
+  for (const Box<3>& m : st.mine) {
+    st.home.push_back(half_of(m, 0));
+    st.home_at.push_back(cells);
+    st.mine_at.push_back(points);
+    cells += st.home.back().volume();
+    points += m.volume();
+    st.folded.push_back(
+        intersect(intersect(st.home.back(), reflect(half_of(m, 0), 3)), reflect(half_of(m, 1), 7)));
+  }
+  st.to.resize(lists->size());
+  st.from.resize(lists->size());
+  st.sum.resize(sz(cells));
+  if (p_.paired != 0) {
+    for (auto& l : st.later) l.resize(sz(cells));
+  }
+  st.learned = true;
   return {};
 }
 
-Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, const Box<3>& owned,
+Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, std::span<const Box<3>> owned,
                               comm::World& world) const {
   TP_TRY(learn_boxes(owned, world));
   // Octant 0 starts every sum in the sweep (all its cells are at home where they are swept).
@@ -379,19 +413,25 @@ Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, const Box<3
   return {};
 }
 
+// Between sweeps every part (a box of a rank's points, with its home cells) trades with every
+// other part, its own rank's other boxes included (those values stay in the rank: to[me] becomes
+// from[me]). A buffer to rank r holds, per box q of mine (outer) and part p of r's (inner), per
+// half, the rows of their common box; r reads them in the same order (its sender's part outer).
 Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab,
-                            const Box<3>& owned, comm::World& world) const {
+                            std::span<const Box<3>> owned, comm::World& world) const {
   State& st = *state_;
   const int finished = done - 1;
   const int per = sweeps_per_iteration();
   st.sweep = done;
   if (finished >= per * p_.iterations) return {};
-  if (st.boxes.empty()) TP_TRY(learn_boxes(owned, world));
-  const auto ranks = st.boxes.size();
+  if (!st.learned) TP_TRY(learn_boxes(owned, world));
+  const std::size_t ranks = st.first_part.size() - 1;
   const auto me = static_cast<std::size_t>(world.rank());
-  const Box<3>& mine = st.mine;
-  const Box<3>& home = st.home;
-  const auto home_of = [&](std::size_t r) { return half_of(st.boxes[r], 0); };
+  const std::size_t boxes = st.mine.size();
+  const auto parts_of = [&](std::size_t r) {
+    return std::span<const Box<3>>(st.parts).subspan(st.first_part[r],
+                                                     st.first_part[r + 1] - st.first_part[r]);
+  };
   auto& to = st.to;
   auto& from = st.from;
   const Index halves_n = halves();
@@ -400,58 +440,84 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
     x[2] += h * n_[2];
     return slab.at(x);
   };
-  // After the first sweep the sweeps add the p_o of the cells at home here themselves (fused);
-  // the sums are started by each iteration's first octant.
+  // After the first sweep the sweeps add the p_o of the cells at home in the swept point's own
+  // box themselves (fused); the sums are started by each iteration's first octant.
   const bool fused = st.fused;
-  if (!fused) st.sum.assign(sz(home.volume()), 0.0);
-  // p_o of this rank's points to their cells' homes: to home r, per half h, the points of mine
-  // whose cells lie in r's home box (half_h(mine) ∩ R_o(H_r)), row-major; each home adds (or,
-  // paired, keeps p_4..p_7 of) what it gets at its cells (one value per cell and octant, the
-  // octants in order). The buffers keep their capacity from sweep to sweep.
+  if (!fused) st.sum.assign(st.sum.size(), 0.0);
+  // p_o of this rank's points to their cells' homes: to part p, per half h, the points of box q
+  // of mine whose cells lie in p's home box (half_h(M_q) ∩ R_o(H_p)), row-major; each home adds
+  // (or, paired, keeps p_4..p_7 of) what it gets at its cells (one value per cell and octant,
+  // the octants in order). The buffers keep their capacity from sweep to sweep.
   for (std::size_t r = 0; r < ranks; ++r) {
     to[r].clear();
     from[r].clear();
-    if (r == me) continue;
+    const auto theirs = parts_of(r);
     Index expect = 0;
-    for (Index h = 0; h < halves_n; ++h) {
-      const int octant = octant_of(finished, h);
-      const Box<3> part = intersect(half_of(mine, h), reflect(home_of(r), octant));
-      exec::for_each_row(part, [&](const Point<3>& first) {
-        const Sweep3dCell* row = at(first, h);
-        for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(row[k].value);
-      });
-      expect += intersect(half_of(st.boxes[r], h), reflect(home, octant)).volume();
+    for (std::size_t q = 0; q < boxes; ++q) {
+      for (std::size_t p = 0; p < theirs.size(); ++p) {
+        if (r == me && p == q) continue;  // the sweep itself, or below
+        for (Index h = 0; h < halves_n; ++h) {
+          const int octant = octant_of(finished, h);
+          const Box<3> part =
+              intersect(half_of(st.mine[q], h), reflect(half_of(theirs[p], 0), octant));
+          exec::for_each_row(part, [&](const Point<3>& first) {
+            const Sweep3dCell* row = at(first, h);
+            for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(row[k].value);
+          });
+        }
+      }
+    }
+    for (std::size_t p = 0; p < theirs.size(); ++p) {
+      for (std::size_t q = 0; q < boxes; ++q) {
+        if (r == me && p == q) continue;
+        for (Index h = 0; h < halves_n; ++h) {
+          const int octant = octant_of(finished, h);
+          expect += intersect(half_of(theirs[p], h), reflect(st.home[q], octant)).volume();
+        }
+      }
     }
     from[r].resize(sz(expect));
   }
   TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
-  // What a home does with p_o of one of its cells (y its offset in `home`).
+  from[me].swap(to[me]);  // between this rank's own boxes (the same order on both sides)
+  // What a home does with p_o of one of its cells (y its offset in `sum`).
   const auto take = [&](int octant) {
     const bool keep = p_.paired != 0 && octant >= 4;
     double* into = keep ? st.later[sz(octant - 4)].data() : st.sum.data();
     return [into, keep](Index y, double v) { into[y] = keep ? v : into[y] + v; };
   };
   if (!fused) {
-    for (Index h = 0; h < halves_n; ++h) {
-      const int octant = octant_of(finished, h);
-      const auto put = take(octant);
-      for_each_reflected_row(intersect(half_of(mine, h), reflect(home, octant)), home, n_, octant,
-                             [&](const Point<3>& first, Index len, Index y, Index step) {
-                               const Sweep3dCell* row = at(first, h);
-                               for (Index k = 0; k < len; ++k, y += step) put(y, row[k].value);
-                             });
+    for (std::size_t q = 0; q < boxes; ++q) {
+      for (Index h = 0; h < halves_n; ++h) {
+        const int octant = octant_of(finished, h);
+        const auto put = take(octant);
+        for_each_reflected_row(intersect(half_of(st.mine[q], h), reflect(st.home[q], octant)),
+                               st.home[q], n_, octant,
+                               [&](const Point<3>& first, Index len, Index y, Index step) {
+                                 const Sweep3dCell* row = at(first, h);
+                                 y += st.home_at[q];
+                                 for (Index k = 0; k < len; ++k, y += step) put(y, row[k].value);
+                               });
+      }
     }
   }
   for (std::size_t r = 0; r < ranks; ++r) {
-    if (r == me) continue;
+    const auto theirs = parts_of(r);
     const double* in = from[r].data();
-    for (Index h = 0; h < halves_n; ++h) {
-      const int octant = octant_of(finished, h);
-      const auto put = take(octant);
-      for_each_reflected_row(intersect(half_of(st.boxes[r], h), reflect(home, octant)), home, n_,
-                             octant, [&](const Point<3>&, Index len, Index y, Index step) {
-                               for (Index k = 0; k < len; ++k, y += step) put(y, *in++);
-                             });
+    for (std::size_t p = 0; p < theirs.size(); ++p) {
+      for (std::size_t q = 0; q < boxes; ++q) {
+        if (r == me && p == q) continue;
+        for (Index h = 0; h < halves_n; ++h) {
+          const int octant = octant_of(finished, h);
+          const auto put = take(octant);
+          for_each_reflected_row(intersect(half_of(theirs[p], h), reflect(st.home[q], octant)),
+                                 st.home[q], n_, octant,
+                                 [&](const Point<3>&, Index len, Index y, Index step) {
+                                   y += st.home_at[q];
+                                   for (Index k = 0; k < len; ++k, y += step) put(y, *in++);
+                                 });
+        }
+      }
     }
   }
   st.fused = true;
@@ -464,23 +530,26 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
     const double* p5 = st.later[1].data();
     const double* p6 = st.later[2].data();
     const double* p7 = st.later[3].data();
-    const Box<3>& folded = st.folded;
-    const Index len = home.extent(2);
-    exec::for_each_row(home, [&](const Point<3>& first) {
-      Index fa = len;
-      Index fb = len;
-      if (!folded.empty() && first[0] >= folded.lo[0] && first[0] < folded.hi[0] &&
-          first[1] >= folded.lo[1] && first[1] < folded.hi[1]) {
-        fa = folded.lo[2] - first[2];
-        fb = folded.hi[2] - first[2];
-      }
-      const Index y0 = offset_in(home, first);
-      for (Index k = 0; k < len; ++k) {
-        if (k >= fa && k < fb) continue;
-        const auto c = sz(y0 + k);
-        sum[c] = (((sum[c] + p4[c]) + p5[c]) + p6[c]) + p7[c];
-      }
-    });
+    for (std::size_t q = 0; q < boxes; ++q) {
+      const Box<3>& home = st.home[q];
+      const Box<3>& folded = st.folded[q];
+      const Index len = home.extent(2);
+      exec::for_each_row(home, [&](const Point<3>& first) {
+        Index fa = len;
+        Index fb = len;
+        if (!folded.empty() && first[0] >= folded.lo[0] && first[0] < folded.hi[0] &&
+            first[1] >= folded.lo[1] && first[1] < folded.hi[1]) {
+          fa = folded.lo[2] - first[2];
+          fb = folded.hi[2] - first[2];
+        }
+        const Index y0 = st.home_at[q] + offset_in(home, first);
+        for (Index k = 0; k < len; ++k) {
+          if (k >= fa && k < fb) continue;
+          const auto c = sz(y0 + k);
+          sum[c] = (((sum[c] + p4[c]) + p5[c]) + p6[c]) + p7[c];
+        }
+      });
+    }
   }
   const int next = done;
   if (next >= per * p_.iterations) return {};  // the final sweep writes the sums (phi)
@@ -489,42 +558,65 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
     st.sum.resize(st.prev.size());
   }
   if (next < per) return {};  // the first iteration's source is Q + C * 0.0 everywhere
-  // The sources of the next sweep's cells from their homes: to rank r, per half h, Q + C *
-  // phi_prev of the home cells that r's points sweep (H_me ∩ R_o(half_h(B_r))), row-major; r
-  // puts each at its point. This rank's own cells' sources are computed by the sweep from prev
-  // (compute_tile).
+  // The sources of the next sweep's cells from their homes: to part p, per half h, Q + C *
+  // phi_prev of the home cells of box q of mine that p's points sweep (H_q ∩ R_o(half_h(B_p))),
+  // row-major; p's rank puts each at its point. The cells of a box's own points are computed by
+  // the sweep from prev (compute_tile).
   for (std::size_t r = 0; r < ranks; ++r) {
     to[r].clear();
     from[r].clear();
-    if (r == me) continue;
+    const auto theirs = parts_of(r);
     Index expect = 0;
-    for (Index h = 0; h < halves_n; ++h) {
-      const int o = octant_of(next, h);
-      const Box<3> part = intersect(home, reflect(half_of(st.boxes[r], h), o));
-      exec::for_each_row(part, [&](const Point<3>& first) {
-        const double* row = st.prev.data() + offset_in(home, first);
-        for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(p_.source + p_.c * row[k]);
-      });
-      expect += intersect(home_of(r), reflect(half_of(mine, h), o)).volume();
+    for (std::size_t q = 0; q < boxes; ++q) {
+      for (std::size_t p = 0; p < theirs.size(); ++p) {
+        if (r == me && p == q) continue;
+        for (Index h = 0; h < halves_n; ++h) {
+          const int o = octant_of(next, h);
+          const Box<3> part = intersect(st.home[q], reflect(half_of(theirs[p], h), o));
+          exec::for_each_row(part, [&](const Point<3>& first) {
+            const double* row = st.prev.data() + st.home_at[q] + offset_in(st.home[q], first);
+            for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(p_.source + p_.c * row[k]);
+          });
+        }
+      }
+    }
+    for (std::size_t p = 0; p < theirs.size(); ++p) {
+      for (std::size_t q = 0; q < boxes; ++q) {
+        if (r == me && p == q) continue;
+        for (Index h = 0; h < halves_n; ++h) {
+          const int o = octant_of(next, h);
+          expect += intersect(half_of(theirs[p], 0), reflect(half_of(st.mine[q], h), o)).volume();
+        }
+      }
     }
     from[r].resize(sz(expect));
   }
   TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
-  st.source.resize(sz(mine.volume()));
+  from[me].swap(to[me]);
+  Index points = 0;
+  for (const Box<3>& m : st.mine) points += m.volume();
+  st.source.resize(sz(points));
   double* source = st.source.data();
   for (std::size_t r = 0; r < ranks; ++r) {
-    if (r == me) continue;
+    const auto theirs = parts_of(r);
     const double* in = from[r].data();
-    for (Index h = 0; h < halves_n; ++h) {
-      const int o = octant_of(next, h);
-      // Offsets in mine of half h's points, as grid points.
-      Box<3> points = mine;
-      points.lo[2] -= h * n_[2];
-      points.hi[2] -= h * n_[2];
-      for_each_reflected_row(intersect(home_of(r), reflect(half_of(mine, h), o)), points, n_, o,
-                             [&](const Point<3>&, Index len, Index y, Index step) {
-                               for (Index k = 0; k < len; ++k, y += step) source[y] = *in++;
-                             });
+    for (std::size_t p = 0; p < theirs.size(); ++p) {
+      for (std::size_t q = 0; q < boxes; ++q) {
+        if (r == me && p == q) continue;
+        for (Index h = 0; h < halves_n; ++h) {
+          const int o = octant_of(next, h);
+          // Offsets in box q of half h's points, as grid points.
+          Box<3> points_q = st.mine[q];
+          points_q.lo[2] -= h * n_[2];
+          points_q.hi[2] -= h * n_[2];
+          for_each_reflected_row(
+              intersect(half_of(theirs[p], 0), reflect(half_of(st.mine[q], h), o)), points_q, n_, o,
+              [&](const Point<3>&, Index len, Index y, Index step) {
+                y += st.mine_at[q];
+                for (Index k = 0; k < len; ++k, y += step) source[y] = *in++;
+              });
+        }
+      }
     }
   }
   return {};

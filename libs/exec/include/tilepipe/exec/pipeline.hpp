@@ -117,11 +117,12 @@ Status fill_initial(const RankLayout<D>& layout, const SlabView<T, D>& slab,
 
 /// A resident kernel that changes its array between the sweeps of a run (PipelineOptions::sweeps):
 /// on every rank, after `done` sweeps, one thread calls after_sweep(done, slab, owned, world)
-/// (`owned`: the box of points the rank computes); it may communicate through `world`.
+/// (`owned`: the boxes of points the rank computes, owned_boxes: one for a block plan, one per
+/// cycle for a block-cyclic one, none for an idle rank); it may communicate through `world`.
 template <class K>
 concept SweepHook = requires(const K& k, int done,
                              const SlabView<typename K::value_type, K::dims>& slab,
-                             const Box<K::dims>& owned, comm::World& world) {
+                             std::span<const Box<K::dims>> owned, comm::World& world) {
   { k.after_sweep(done, slab, owned, world) } -> std::same_as<Status>;
 };
 
@@ -130,7 +131,7 @@ concept SweepHook = requires(const K& k, int done,
 /// (`owned` as for SweepHook); it may communicate through `world`.
 template <class K>
 concept StartHook = requires(const K& k, const SlabView<typename K::value_type, K::dims>& slab,
-                             const Box<K::dims>& owned, comm::World& world) {
+                             std::span<const Box<K::dims>> owned, comm::World& world) {
   { k.before_sweeps(slab, owned, world) } -> std::same_as<Status>;
 };
 
@@ -142,7 +143,8 @@ Status first_sweep(const K& kernel, comm::World& world,
   if constexpr (StartHook<K>) {
     Status started;
     try {
-      started = kernel.before_sweeps(faces.slab(), owned_box(layout), world);
+      const std::vector<Box<K::dims>> owned = owned_boxes(layout);
+      started = kernel.before_sweeps(faces.slab(), std::span<const Box<K::dims>>(owned), world);
     } catch (const std::exception& e) {
       return fail_at(world.rank(), Errc::internal,
                      std::string("kernel failed before the first sweep: ") + e.what());
@@ -164,7 +166,8 @@ Status next_sweep(const K& kernel, comm::World& world,
   if constexpr (SweepHook<K>) {
     Status hooked;
     try {
-      hooked = kernel.after_sweep(sweep, faces.slab(), owned_box(layout), world);
+      const std::vector<Box<K::dims>> owned = owned_boxes(layout);
+      hooked = kernel.after_sweep(sweep, faces.slab(), std::span<const Box<K::dims>>(owned), world);
     } catch (const std::exception& e) {
       return fail_at(world.rank(), Errc::internal,
                      "kernel failed after sweep " + std::to_string(sweep) + ": " + e.what());
@@ -238,7 +241,6 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using detail::Clock;
   if (options.comm_thread) return run_rank_comm_thread(kernel, plan, world, options);
   TP_TRY(detail::check_plan_fits(plan, world, D));
-  TP_TRY(detail::check_cyclic(plan, options, detail::SweepHook<K>));
   auto direct = resolve_direct_faces(options.faces, world, has_diagonal_dependence<K>());
   if (!direct) return Unexpected{direct.error()};
   const int threads = static_cast<int>(plan.cpus());

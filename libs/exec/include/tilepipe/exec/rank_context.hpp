@@ -75,12 +75,6 @@ struct RankOutcome {
   std::vector<std::byte> values;
 };
 
-/// Why a block-cyclic plan (docs/adr/0018-block-cyclic-rows.md) cannot run, or success: a
-/// rank's rows of tiles are then several boxes (owned_boxes in pipeline.hpp), and a kernel hook
-/// that takes the rank's box (`one_box_hook`: SweepHook, StartHook) cannot be given them. Always
-/// success for a block plan.
-Status cyclic_support(const plan::Plan& plan, bool one_box_hook);
-
 namespace detail {
 
 /// Disjoint boxes that `parts` (non-empty ones; empty ones are skipped) tile exactly, in row-major
@@ -347,9 +341,6 @@ Status run_tiles(int rank, const plan::Plan& plan, const RankLayout<D>& layout, 
 
 /// Why a plan cannot run with a kernel of `dims` dimensions on `world`, or success.
 Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dims);
-
-/// Why a block-cyclic plan (ADR 0018) cannot run with `options`, or success (cyclic_support).
-Status check_cyclic(const plan::Plan& plan, const PipelineOptions& options, bool sweep_hook);
 
 /// N of vertical grouping on this rank: `requested` if > 0, else the model's N
 /// (model::best_subtiles: seed 002 (7) with the CPU grid's depth) from a tile's `alpha_s` and
