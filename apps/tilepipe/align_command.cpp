@@ -46,6 +46,7 @@ struct AlignOptions {
   std::string schedule = "overlap";
   std::string grouping = "hyperplane";
   std::string subtiles = "auto";
+  std::string cyclic = "1";  ///< --cyclic K: rows of tiles per CPU (block-cyclic, ADR 0018)
   CommFlags comm;
   bool nodes_given = false;
   std::string simd = "auto";
@@ -74,6 +75,7 @@ struct AlignOutput {
   std::int64_t idle_cpus = 0;
   std::vector<std::int64_t> tile{};     ///< pipelined executor: the tile's extents
   std::optional<double> predicted_s{};  ///< --tile auto: the cost model's time of the run
+  std::vector<std::int64_t> cyclic{};   ///< pipelined executor: the plan's cyclic factors
 };
 
 // Every record of a FASTA file, encoded; a letter outside the matrix names the file, the record
@@ -245,6 +247,7 @@ std::string result_text(const AlignOptions& o, const Inputs& in, const AlignOutp
       j["idle_nodes"] = out.idle_nodes;
       j["idle_cpus"] = out.idle_cpus;
       j["tile"] = out.tile;
+      j["cyclic"] = out.cyclic;
       j["chosen_by"] = out.predicted_s ? "model" : "default";
       if (out.predicted_s) j["predicted_s"] = *out.predicted_s;
     }
@@ -266,6 +269,10 @@ std::string result_text(const AlignOptions& o, const Inputs& in, const AlignOutp
           "grouping: {}{}\n", out.grouping,
           out.grouping == "vertical" ? fmt::format(" ({} subtiles)", out.subtiles) : "");
       text += fmt::format("tile: {}\n", fmt::join(out.tile, "x"));
+      if (std::any_of(out.cyclic.begin(), out.cyclic.end(), [](auto c) { return c > 1; })) {
+        text += fmt::format("cyclic: {} (rows of tiles per CPU, block-cyclic)\n",
+                            fmt::join(out.cyclic, "x"));
+      }
       if (out.predicted_s) text += fmt::format("predicted: {:.6f} s\n", *out.predicted_s);
     }
     if (shown) {
@@ -323,6 +330,9 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   run.grouping =
       o.grouping == "vertical" ? plan::GroupingKind::vertical : plan::GroupingKind::hyperplane;
   if (o.subtiles != "auto") run.subtiles = static_cast<int>(*parse_int(o.subtiles, "", 1));
+  auto cyclic = parse_extents(o.cyclic, "--cyclic");
+  if (!cyclic) return report_error(cyclic.error());
+  run.cyclic = *cyclic;
   auto config = apply_comm_flags(o.comm);
   if (!config) return report_error(config.error());
   run.comm = *config;
@@ -361,6 +371,7 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
                   total->planned.plan.tiling().tile_extents(),
                   std::nullopt};
   if (total->planned.choice) out.predicted_s = total->planned.choice->prediction.total.count();
+  out.cyclic = total->planned.plan.cyclic();
   // The traceback runs here, on the root's threads.
   if (auto a = add_alignment(o, in, out, progress); !a) return report_error(a.error());
   return emit(result_text(shown, in, out), output);
@@ -419,6 +430,10 @@ int run_align(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--subtiles", o.subtiles,
                  "with --nodes and vertical grouping: subtiles per tile N, or auto")
+      ->capture_default_str();
+  app.add_option("--cyclic", o.cyclic,
+                 "block-cyclic factor K: K rows of tiles per CPU along the query, cycle after "
+                 "cycle (the pipelined executor, docs/adr/0018-block-cyclic-rows.md)")
       ->capture_default_str();
   add_comm_options(app, o.comm, "with --nodes: ", false);
   app.add_option("--simd", o.simd,
@@ -502,7 +517,7 @@ int run_align(int argc, char** argv) {
   auto in = load_inputs(o);
   if (!in) return report_error(in.error());
   if (top || in->queries.size() > 1 || in->targets.size() > 1) {
-    for (const char* flag : {"--tile", "--schedule", "--grouping", "--subtiles"}) {
+    for (const char* flag : {"--tile", "--schedule", "--grouping", "--subtiles", "--cyclic"}) {
       if (app.count(flag) > 0) {
         return report_error(Error(Errc::invalid_argument,
                                   std::string(flag) +
@@ -520,7 +535,7 @@ int run_align(int argc, char** argv) {
   in->query = std::move(in->queries.front());
   in->target = std::move(in->targets.front());
   // Vertical grouping and the model's tile are the pipelined executor's, on one rank too.
-  if (o.nodes > 1 || o.grouping == "vertical" || o.tile == "auto" ||
+  if (o.nodes > 1 || o.grouping == "vertical" || o.tile == "auto" || o.cyclic != "1" ||
       comm::World::launched_by_mpi()) {
     return align_on_ranks(o, *in, output);
   }

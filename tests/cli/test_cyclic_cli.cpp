@@ -188,24 +188,107 @@ TEST(CyclicCli, bad_factors_are_one_line_and_exit_2) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.err, b.line);
   }
-  // What still treats a rank's rows as one box: a kernel hook between sweeps, frontier kernels.
-  auto hook = tilepipe({"run", "--kernel", "sweep3d", "--size", "6x5x9", "--tile", "3", "--nodes",
-                        "2", "--cyclic", "2", "--sync", "block"});
-  EXPECT_EQ(hook.exit_code, 2) << hook.err;
-  EXPECT_EQ(hook.err,
-            "tilepipe: error: the block-cyclic mapping does not support kernels that change their "
-            "array between sweeps yet (a rank's rows of tiles are not one box); use a cyclic "
-            "factor of 1\n");
-  auto frontier = tilepipe({"run", "--kernel", "sor2d", "--size", "13x9", "--param", "iterations=5",
-                            "--tile", "2", "--nodes", "2", "--cyclic", "2", "--sync", "block"});
-  EXPECT_EQ(frontier.exit_code, 2) << frontier.err;
-  EXPECT_EQ(frontier.err,
-            "tilepipe: error: the block-cyclic mapping does not support frontier kernels yet (a "
-            "rank's rows of tiles are not one box); use a cyclic factor of 1\n");
+}
+
+// Frontier kernels (only faces travel): a rank's cycles change which tiles it runs, and its result
+// is the merge over all of them. Smith-Waterman on 1-3 ranks x 1-2 CPUs with factors 2-3: the
+// score, its end (the tie rule's) and the traceback's CIGAR are the one-process alignment's.
+TEST(CyclicCli, align_with_cycles_equals_one_process) {
+  const std::string fa = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/fasta";
+  const std::vector<std::string> pair = {fa + "/protein_query.fa", fa + "/protein_target.fa"};
+  auto one = tilepipe("align", tp::test::cli::with(pair, {"--json"}));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const auto expected = nlohmann::json::parse(one.out);
+  int variant = 0;
+  for (const char* factor : {"2", "3"}) {
+    for (const char* nodes : {"1", "2", "3"}) {
+      for (const char* cpus : {"1", "2"}) {
+        const int v = variant++;
+        const char* schedule = v % 2 ? "blocking" : "overlap";
+        const char* grouping = (v / 2) % 2 ? "vertical" : "hyperplane";
+        const std::string what = std::string("cyclic ") + factor + " on " + nodes + "x" + cpus +
+                                 " " + schedule + " " + grouping;
+        auto r = tilepipe("align", tp::test::cli::with(
+                                       pair, {"--json", "--nodes", nodes, "--cpus", cpus, "--tile",
+                                              "9", "--cyclic", factor, "--schedule", schedule,
+                                              "--grouping", grouping, "--sync", "block"}));
+        ASSERT_EQ(r.exit_code, 0) << what << ": " << r.err;
+        const auto j = nlohmann::json::parse(r.out);
+        EXPECT_EQ(j["cyclic"], nlohmann::json::array({std::stoi(factor)})) << what;
+        for (const char* key : {"score", "end_query", "end_target", "query_start", "target_start",
+                                "cigar", "identity"}) {
+          EXPECT_EQ(j[key], expected[key]) << what << ": " << key;
+        }
+      }
+    }
+  }
+  // The text output names the factor; a search (several records, --top) refuses it.
+  auto text = tilepipe("align", tp::test::cli::with(pair, {"--nodes", "2", "--cyclic", "2",
+                                                           "--tile", "9", "--sync", "block"}));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("\ncyclic: 2 (rows of tiles per CPU, block-cyclic)\n"), std::string::npos)
+      << text.out;
+  auto search = tilepipe("align", tp::test::cli::with(pair, {"--top", "1", "--cyclic", "2"}));
+  EXPECT_EQ(search.exit_code, 2);
+  EXPECT_EQ(search.err,
+            "tilepipe: error: --cyclic shapes one pair's run: a search (--top, or files of "
+            "several records) chooses its own\n");
 }
 
 /// A fresh directory per test.
 class CyclicArrays : public tp::test::cli::ScratchDir {};
+
+// A frontier kernel of the user's (examples/03_lcs) and one with output values (sor2d, whose
+// --output is the last sweep's plane: one box per cycle of a rank's tiles): bit for bit the plain
+// loop (--verify) and the block plan's file on 1-3 ranks x 1-2 CPUs with factors 2-3.
+TEST_F(CyclicArrays, frontier_kernels_equal_the_plain_loop_and_the_block_file) {
+  const std::vector<std::string> lcs = {"--plugin", TP_PLUGIN_LCS, "--kernel", "lcs",    "--size",
+                                        "61x53",    "--param",     "seed=5",   "--tile", "4"};
+  const std::vector<std::string> sor = {"--kernel", "sor2d",        "--size", "13x11",
+                                        "--param",  "iterations=5", "--tile", "2"};
+  const std::string ref = at("sor_ref.npy");
+  auto b = tilepipe(tp::test::cli::with(with_run(sor), {"--sync", "block", "--output", ref}));
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  auto l = tilepipe(tp::test::cli::with(with_run(lcs), {"--sync", "block", "--json"}));
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  const auto lcs_result = nlohmann::json::parse(l.out)["result"];
+  int variant = 0;
+  int ran = 0;
+  for (const char* factor : {"2", "3"}) {
+    for (const char* nodes : {"1", "2", "3"}) {
+      for (const char* cpus : {"1", "2"}) {
+        const int v = variant++;
+        const std::vector<std::string> mesh = {
+            "--nodes",  nodes,   "--cpus",     cpus,
+            "--sync",   "block", "--schedule", v % 2 ? "blocking" : "overlap",
+            "--verify", "--json"};
+        const std::string what = std::string("cyclic ") + factor + " on " + nodes + "x" + cpus;
+        auto r = tilepipe(
+            tp::test::cli::with(with_run(lcs), tp::test::cli::with(mesh, {"--cyclic", factor})));
+        if (r.exit_code == 2 && r.err.find("larger than the rows allow") != std::string::npos) {
+          continue;
+        }
+        ++ran;
+        ASSERT_EQ(r.exit_code, 0) << "lcs " << what << ": " << r.err;
+        auto j = nlohmann::json::parse(r.out);
+        EXPECT_EQ(j["verified"], true) << "lcs " << what;
+        EXPECT_EQ(j["result"], lcs_result) << "lcs " << what;
+        const std::string out = at("sor.npy");
+        auto s = tilepipe(tp::test::cli::with(
+            with_run(sor), tp::test::cli::with(mesh, {"--cyclic", factor, "--output", out})));
+        if (s.exit_code == 2 && s.err.find("larger than the rows allow") != std::string::npos) {
+          continue;
+        }
+        ASSERT_EQ(s.exit_code, 0) << "sor2d " << what << ": " << s.err;
+        j = nlohmann::json::parse(s.out);
+        EXPECT_EQ(j["verified"], true) << "sor2d " << what;
+        EXPECT_EQ(tp::test::cli::file_bytes(out), tp::test::cli::file_bytes(ref))
+            << "sor2d " << what;
+      }
+    }
+  }
+  EXPECT_GE(ran, 8);
+}
 
 // --output with a cyclic plan: each rank's rows of tiles are one box per cycle, written at their
 // offsets; the file equals, byte for byte, the block plan's on one rank (factors 2-3, 1-3 ranks x

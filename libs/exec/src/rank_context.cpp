@@ -23,11 +23,6 @@ Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dim
   return {};
 }
 
-Status check_cyclic(const plan::Plan& plan, const PipelineOptions& options, bool sweep_hook,
-                    bool frontier) {
-  return cyclic_support(plan, sweep_hook && options.sweeps > 1, frontier);
-}
-
 int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index max_n,
                     double alpha_s) {
   if (plan.schedule().grouping().kind() != plan::GroupingKind::vertical) return 1;
@@ -69,17 +64,5 @@ std::vector<int> mirror_plays(const plan::Plan& plan, unsigned mask) {
 }
 
 }  // namespace detail
-
-Status cyclic_support(const plan::Plan& plan, bool hook_between_sweeps, bool frontier) {
-  if (!plan.is_cyclic()) return {};
-  const auto refuse = [](const std::string& what) {
-    return fail(Errc::invalid_argument,
-                "the block-cyclic mapping does not support " + what +
-                    " yet (a rank's rows of tiles are not one box); use a cyclic factor of 1");
-  };
-  if (frontier) return refuse("frontier kernels");
-  if (hook_between_sweeps) return refuse("kernels that change their array between sweeps");
-  return {};
-}
 
 }  // namespace tp::exec

@@ -189,6 +189,14 @@ Box<3> intersect(const Box<3>& a, const Box<3>& b) {
   return r;
 }
 
+// Whether b lies in a.
+bool contains(const Box<3>& a, const Box<3>& b) {
+  for (int d = 0; d < 3; ++d) {
+    if (b.lo[d] < a.lo[d] || b.hi[d] > a.hi[d]) return false;
+  }
+  return true;
+}
+
 // The row-major offset of x in b.
 Index offset_in(const Box<3>& b, const Point<3>& x) {
   return ((x[0] - b.lo[0]) * b.extent(1) + (x[1] - b.lo[1])) * b.extent(2) + (x[2] - b.lo[2]);
@@ -203,12 +211,20 @@ void Sweep3d::compute_tile(const Box<3>& box,
   const Index si = slab.stride(0);
   const Index sj = slab.stride(1);
   const int per = sweeps_per_iteration();
+  // The box of the points this rank sweeps that holds the tile (one per cycle of a block-cyclic
+  // plan; the played rank's in a mirrored sweep, ADR 0024), once the boxes are known; the home
+  // cells of the paired box of mine are the "local" ones below.
+  std::size_t q = 0;
+  while (q < st.swept.size() && !contains(st.swept[q], box)) ++q;
+  const bool known = q < st.swept.size() && q < st.home.size();
+  const Box<3> my_home = known ? st.home[q] : Box<3>{};
+  const Index home_at = known ? st.home_at[q] : 0;
   if (st.sweep == per * p_.iterations) {  // the final sweep: phi into every cell, at home
     const Box<3> first_half = half_of(box, 0);
     const Index len = first_half.extent(2);
     exec::for_each_row(first_half, [&](const Point<3>& first) {
       Sweep3dCell* row = slab.at(first);
-      const double* phi = st.sum.data() + offset_in(st.home, first);
+      const double* phi = st.sum.data() + home_at + offset_in(my_home, first);
       for (Index k = 0; k < len; ++k) row[k].value = phi[k];
     });
     return;
@@ -244,14 +260,15 @@ void Sweep3d::compute_tile(const Box<3>& box,
     const Box<3> part = lift(half_of(box, h), h);
     if (part.empty()) continue;
     const Index len = part.extent(2);
-    // The points whose cells are at home on this rank (known from before_sweeps on): their p_o
-    // is added into the home sums here, by the thread that computes them, rather than one
-    // thread in after_sweep (one value per cell and octant, the octants in order, exactly as
-    // there; paired, p_4..p_7 are kept for after_sweep to add after p_3), and from the second
-    // iteration on their source Q + C * phi_prev is computed here from the previous iteration's
-    // phi at home (`prev`); only the other points' sources come through `source`.
+    // The points whose cells are at home in the paired box of mine (known from before_sweeps
+    // on): their p_o is added into the home sums here, by the thread that computes them, rather
+    // than one thread in after_sweep (one value per cell and octant, the octants in order,
+    // exactly as there; paired, p_4..p_7 are kept for after_sweep to add after p_3), and from
+    // the second iteration on their source Q + C * phi_prev is computed here from the previous
+    // iteration's phi at home (`prev`); only the other points' sources come through `source`.
     const int octant = octant_of(st.sweep, h);
-    const Box<3> local = st.fused ? intersect(part, lift(reflect(st.home, octant), h)) : Box<3>{};
+    const Box<3> local =
+        st.fused && known ? intersect(part, lift(reflect(my_home, octant), h)) : Box<3>{};
     const Index back = ((octant >> 2) & 1) != 0 ? -1 : 1;
     // An iteration's first octant starts every home sum: all its cells are at home (no
     // reflection).
@@ -259,8 +276,8 @@ void Sweep3d::compute_tile(const Box<3>& box,
     const bool keep = p_.paired != 0 && octant >= 4;
     double* sums = keep ? state_->later[sz(octant - 4)].data() : state_->sum.data();
     // Octant 7's points whose cells' phi this sweep finishes (State::folded).
-    const Box<3> fold = st.fused && octant == 7 && p_.paired != 0
-                            ? intersect(part, lift(reflect(st.folded, octant), h))
+    const Box<3> fold = st.fused && known && octant == 7 && p_.paired != 0
+                            ? intersect(part, lift(reflect(st.folded[q], octant), h))
                             : Box<3>{};
     // The second half's first points along k start from vacuum (the point below is the other
     // octant's).
@@ -280,12 +297,12 @@ void Sweep3d::compute_tile(const Box<3>& box,
         b = local.hi[2] - first[2];
         Point<3> x = first;
         x[2] = local.lo[2] - h * n_[2];
-        home = offset_in(st.home, reflect(x, octant));
+        home = home_at + offset_in(my_home, reflect(x, octant));
       }
       if (first_iteration) {
         sweep_cells(row, up_i, up_j, 0, len, left(0), [&](Index) { return first_source_; });
       } else {
-        const double* source = st.source.data() + offset_in(st.swept, first);
+        const double* source = st.source.data() + st.swept_at[q] + offset_in(st.swept[q], first);
         const auto received = [&](Index k) { return source[k]; };
         const double* prev = st.prev.data();
         sweep_cells(row, up_i, up_j, 0, a, left(0), received);
@@ -370,57 +387,98 @@ void Sweep3d::mirror_roles(unsigned mask, std::span<const int> plays) const {
   if (mask < state_->plays.size()) state_->plays[mask].assign(plays.begin(), plays.end());
 }
 
-Box<3> Sweep3d::swept_by(std::size_t r, int sweep) const {
+std::span<const Box<3>> Sweep3d::swept_by(std::size_t r, int sweep) const {
   const State& st = *state_;
   const auto& plays = st.plays[mirror(sweep)];
-  return st.boxes[plays.empty() ? r : static_cast<std::size_t>(plays[r])];
+  const std::size_t role = plays.empty() ? r : static_cast<std::size_t>(plays[r]);
+  return std::span<const Box<3>>(st.parts).subspan(st.first_part[role],
+                                                   st.first_part[role + 1] - st.first_part[role]);
 }
 
-Status Sweep3d::learn_boxes(const Box<3>& owned, comm::World& world) const {
+void Sweep3d::sweep_boxes(std::size_t me, int sweep) const {
   State& st = *state_;
-  auto boxes = exec::all_boxes<3>(world, owned, exchange_tag);
-  if (!boxes) return Unexpected{boxes.error()};
-  st.boxes = std::move(*boxes);
-  st.mine = owned;
-  st.swept = owned;
-  st.home = half_of(owned, 0);
-  st.to.resize(st.boxes.size());
-  st.from.resize(st.boxes.size());
-  st.sum.resize(sz(st.home.volume()));
-  if (p_.paired != 0) {
-    for (auto& l : st.later) l.resize(sz(st.home.volume()));
-    // Octants 3 and 7 run in sweep 3 (its role's box).
-    const Box<3> third = swept_by(static_cast<std::size_t>(world.rank()), 3);
-    st.folded =
-        intersect(intersect(st.home, reflect(half_of(third, 0), 3)), reflect(half_of(third, 1), 7));
+  const auto boxes = swept_by(me, sweep);
+  st.swept.assign(boxes.begin(), boxes.end());
+  st.swept_at.clear();
+  Index points = 0;
+  for (const Box<3>& b : st.swept) {
+    st.swept_at.push_back(points);
+    points += b.volume();
   }
+}
+
+Status Sweep3d::learn_boxes(std::span<const Box<3>> owned, comm::World& world) const {
+  State& st = *state_;
+  auto lists = exec::all_box_lists<3>(world, owned, exchange_tag);
+  if (!lists) return Unexpected{lists.error()};
+  st.parts.clear();
+  st.first_part.assign(1, 0);
+  for (const auto& l : *lists) {
+    st.parts.insert(st.parts.end(), l.begin(), l.end());
+    st.first_part.push_back(st.parts.size());
+  }
+  st.mine.assign(owned.begin(), owned.end());
+  // Octants 3 and 7 run in sweep 3 (paired): over the boxes of its role (ADR 0024).
+  const auto third = swept_by(static_cast<std::size_t>(world.rank()), 3);
+  st.home.clear();
+  st.home_at.clear();
+  st.folded.clear();
+  Index cells = 0;
+  for (std::size_t q = 0; q < st.mine.size(); ++q) {
+    st.home.push_back(half_of(st.mine[q], 0));
+    st.home_at.push_back(cells);
+    cells += st.home.back().volume();
+    st.folded.push_back(q < third.size()
+                            ? intersect(intersect(st.home.back(), reflect(half_of(third[q], 0), 3)),
+                                        reflect(half_of(third[q], 1), 7))
+                            : Box<3>{});
+  }
+  st.to.resize(lists->size());
+  st.from.resize(lists->size());
+  st.sum.resize(sz(cells));
+  if (p_.paired != 0) {
+    for (auto& l : st.later) l.resize(sz(cells));
+  }
+  st.learned = true;
   return {};
 }
 
-Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, const Box<3>& owned,
+Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, std::span<const Box<3>> owned,
                               comm::World& world) const {
   TP_TRY(learn_boxes(owned, world));
+  sweep_boxes(static_cast<std::size_t>(world.rank()), 0);  // sweep 0 is never mirrored
   // Octant 0 starts every sum in the sweep (all its cells are at home where they are swept).
   state_->fused = true;
   return {};
 }
 
+// Between sweeps every part (a box of a rank's points, with its home cells) trades with every
+// other part, its own rank's other boxes included (those values stay in the rank: to[me] becomes
+// from[me]). The points a rank swept, and those it sweeps next, are the boxes of the rank it plays
+// in that sweep (swept_by, ADR 0024: its own unless the sweep is mirrored; a block-cyclic plan is
+// never mirrored); box q of them is paired with box q of its own (the sweep itself handles the
+// cells at home there). A buffer to rank r holds, per box q of the sender's (outer) and box p of
+// r's (inner), per half, the rows of their common box; r reads them in the same order (its
+// sender's box outer).
 Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab,
-                            const Box<3>& owned, comm::World& world) const {
+                            std::span<const Box<3>> owned, comm::World& world) const {
   State& st = *state_;
   const int finished = done - 1;
   const int per = sweeps_per_iteration();
   st.sweep = done;
   if (finished >= per * p_.iterations) return {};
-  if (st.boxes.empty()) TP_TRY(learn_boxes(owned, world));
-  const auto ranks = st.boxes.size();
+  if (!st.learned) TP_TRY(learn_boxes(owned, world));
+  const std::size_t ranks = st.first_part.size() - 1;
   const auto me = static_cast<std::size_t>(world.rank());
-  // The points this rank swept (its role's box in that sweep, ADR 0024), and rank r's.
-  const Box<3> mine = swept_by(me, finished);
-  TP_ASSERT(mine == owned);
-  const auto swept_of = [&](std::size_t r, int s) { return swept_by(r, s); };
-  const Box<3>& home = st.home;
-  const auto home_of = [&](std::size_t r) { return half_of(st.boxes[r], 0); };
+  // Rank r's own boxes (their first halves: its homes).
+  const auto parts_of = [&](std::size_t r) {
+    return std::span<const Box<3>>(st.parts).subspan(st.first_part[r],
+                                                     st.first_part[r + 1] - st.first_part[r]);
+  };
+  // The boxes this rank swept (its role's in that sweep): those the executor ran here.
+  const auto swept = swept_by(me, finished);
+  TP_ASSERT(std::ranges::equal(swept, owned));
+  const std::size_t homes = st.home.size();
   auto& to = st.to;
   auto& from = st.from;
   const Index halves_n = halves();
@@ -429,60 +487,91 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
     x[2] += h * n_[2];
     return slab.at(x);
   };
-  // After the first sweep the sweeps add the p_o of the cells at home here themselves (fused);
-  // the sums are started by each iteration's first octant.
+  const auto count_moved = [&] {
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (r != me) st.moved += static_cast<std::int64_t>(to[r].size());
+    }
+  };
+  // After the first sweep the sweeps add the p_o of the cells at home in the paired box of mine
+  // themselves (fused); the sums are started by each iteration's first octant.
   const bool fused = st.fused;
-  if (!fused) st.sum.assign(sz(home.volume()), 0.0);
-  // p_o of this rank's points to their cells' homes: to home r, per half h, the points of mine
-  // whose cells lie in r's home box (half_h(mine) ∩ R_o(H_r)), row-major; each home adds (or,
-  // paired, keeps p_4..p_7 of) what it gets at its cells (one value per cell and octant, the
-  // octants in order). The buffers keep their capacity from sweep to sweep.
+  if (!fused) st.sum.assign(st.sum.size(), 0.0);
+  // p_o of this rank's points to their cells' homes: to part p of rank r, per half h, the points
+  // of swept box q whose cells lie in p's home box (half_h(S_q) ∩ R_o(H_p)), row-major; each
+  // home adds (or, paired, keeps p_4..p_7 of) what it gets at its cells (one value per cell and
+  // octant, the octants in order). The buffers keep their capacity from sweep to sweep.
   for (std::size_t r = 0; r < ranks; ++r) {
     to[r].clear();
     from[r].clear();
-    if (r == me) continue;
+    const auto theirs = parts_of(r);
     Index expect = 0;
-    for (Index h = 0; h < halves_n; ++h) {
-      const int octant = octant_of(finished, h);
-      const Box<3> part = intersect(half_of(mine, h), reflect(home_of(r), octant));
-      exec::for_each_row(part, [&](const Point<3>& first) {
-        const Sweep3dCell* row = at(first, h);
-        for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(row[k].value);
-      });
-      expect += intersect(half_of(swept_of(r, finished), h), reflect(home, octant)).volume();
+    for (std::size_t q = 0; q < swept.size(); ++q) {
+      for (std::size_t p = 0; p < theirs.size(); ++p) {
+        if (r == me && p == q) continue;  // the sweep itself, or below
+        for (Index h = 0; h < halves_n; ++h) {
+          const int octant = octant_of(finished, h);
+          const Box<3> part =
+              intersect(half_of(swept[q], h), reflect(half_of(theirs[p], 0), octant));
+          exec::for_each_row(part, [&](const Point<3>& first) {
+            const Sweep3dCell* row = at(first, h);
+            for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(row[k].value);
+          });
+        }
+      }
+    }
+    const auto their_swept = swept_by(r, finished);
+    for (std::size_t p = 0; p < their_swept.size(); ++p) {
+      for (std::size_t q = 0; q < homes; ++q) {
+        if (r == me && p == q) continue;
+        for (Index h = 0; h < halves_n; ++h) {
+          const int octant = octant_of(finished, h);
+          expect += intersect(half_of(their_swept[p], h), reflect(st.home[q], octant)).volume();
+        }
+      }
     }
     from[r].resize(sz(expect));
   }
-  for (const auto& v : to) st.moved += static_cast<std::int64_t>(v.size());
+  count_moved();
   TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
-  // What a home does with p_o of one of its cells (y its offset in `home`).
+  from[me].swap(to[me]);  // between this rank's own boxes (the same order on both sides)
+  // What a home does with p_o of one of its cells (y its offset in `sum`).
   const auto take = [&](int octant) {
     const bool keep = p_.paired != 0 && octant >= 4;
     double* into = keep ? st.later[sz(octant - 4)].data() : st.sum.data();
     return [into, keep](Index y, double v) { into[y] = keep ? v : into[y] + v; };
   };
   if (!fused) {
-    for (Index h = 0; h < halves_n; ++h) {
-      const int octant = octant_of(finished, h);
-      const auto put = take(octant);
-      for_each_reflected_row(intersect(half_of(mine, h), reflect(home, octant)), home, n_, octant,
-                             [&](const Point<3>& first, Index len, Index y, Index step) {
-                               const Sweep3dCell* row = at(first, h);
-                               for (Index k = 0; k < len; ++k, y += step) put(y, row[k].value);
-                             });
+    for (std::size_t q = 0; q < std::min(swept.size(), homes); ++q) {
+      for (Index h = 0; h < halves_n; ++h) {
+        const int octant = octant_of(finished, h);
+        const auto put = take(octant);
+        for_each_reflected_row(intersect(half_of(swept[q], h), reflect(st.home[q], octant)),
+                               st.home[q], n_, octant,
+                               [&](const Point<3>& first, Index len, Index y, Index step) {
+                                 const Sweep3dCell* row = at(first, h);
+                                 y += st.home_at[q];
+                                 for (Index k = 0; k < len; ++k, y += step) put(y, row[k].value);
+                               });
+      }
     }
   }
   for (std::size_t r = 0; r < ranks; ++r) {
-    if (r == me) continue;
+    const auto their_swept = swept_by(r, finished);
     const double* in = from[r].data();
-    for (Index h = 0; h < halves_n; ++h) {
-      const int octant = octant_of(finished, h);
-      const auto put = take(octant);
-      for_each_reflected_row(intersect(half_of(swept_of(r, finished), h), reflect(home, octant)),
-                             home, n_, octant,
-                             [&](const Point<3>&, Index len, Index y, Index step) {
-                               for (Index k = 0; k < len; ++k, y += step) put(y, *in++);
-                             });
+    for (std::size_t p = 0; p < their_swept.size(); ++p) {
+      for (std::size_t q = 0; q < homes; ++q) {
+        if (r == me && p == q) continue;
+        for (Index h = 0; h < halves_n; ++h) {
+          const int octant = octant_of(finished, h);
+          const auto put = take(octant);
+          for_each_reflected_row(intersect(half_of(their_swept[p], h), reflect(st.home[q], octant)),
+                                 st.home[q], n_, octant,
+                                 [&](const Point<3>&, Index len, Index y, Index step) {
+                                   y += st.home_at[q];
+                                   for (Index k = 0; k < len; ++k, y += step) put(y, *in++);
+                                 });
+        }
+      }
     }
   }
   st.fused = true;
@@ -495,70 +584,97 @@ Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab
     const double* p5 = st.later[1].data();
     const double* p6 = st.later[2].data();
     const double* p7 = st.later[3].data();
-    const Box<3>& folded = st.folded;
-    const Index len = home.extent(2);
-    exec::for_each_row(home, [&](const Point<3>& first) {
-      Index fa = len;
-      Index fb = len;
-      if (!folded.empty() && first[0] >= folded.lo[0] && first[0] < folded.hi[0] &&
-          first[1] >= folded.lo[1] && first[1] < folded.hi[1]) {
-        fa = folded.lo[2] - first[2];
-        fb = folded.hi[2] - first[2];
-      }
-      const Index y0 = offset_in(home, first);
-      for (Index k = 0; k < len; ++k) {
-        if (k >= fa && k < fb) continue;
-        const auto c = sz(y0 + k);
-        sum[c] = (((sum[c] + p4[c]) + p5[c]) + p6[c]) + p7[c];
-      }
-    });
+    for (std::size_t q = 0; q < homes; ++q) {
+      const Box<3>& home = st.home[q];
+      const Box<3>& folded = st.folded[q];
+      const Index len = home.extent(2);
+      exec::for_each_row(home, [&](const Point<3>& first) {
+        Index fa = len;
+        Index fb = len;
+        if (!folded.empty() && first[0] >= folded.lo[0] && first[0] < folded.hi[0] &&
+            first[1] >= folded.lo[1] && first[1] < folded.hi[1]) {
+          fa = folded.lo[2] - first[2];
+          fb = folded.hi[2] - first[2];
+        }
+        const Index y0 = st.home_at[q] + offset_in(home, first);
+        for (Index k = 0; k < len; ++k) {
+          if (k >= fa && k < fb) continue;
+          const auto c = sz(y0 + k);
+          sum[c] = (((sum[c] + p4[c]) + p5[c]) + p6[c]) + p7[c];
+        }
+      });
+    }
   }
   const int next = done;
-  const Box<3> coming = swept_by(me, next);  // the points this rank sweeps next
-  st.swept = coming;
+  sweep_boxes(me, next);                       // the boxes this rank sweeps next (State::swept)
   if (next >= per * p_.iterations) return {};  // the final sweep writes the sums (phi)
   if (last_of_iteration) {  // phi of the iteration becomes prev; the next octant 0 starts sums
     st.prev.swap(st.sum);
     st.sum.resize(st.prev.size());
   }
   if (next < per) return {};  // the first iteration's source is Q + C * 0.0 everywhere
-  // The sources of the next sweep's cells from their homes: to rank r, per half h, Q + C *
-  // phi_prev of the home cells that r's points sweep (H_me ∩ R_o(half_h(B_r))), row-major; r
-  // puts each at its point. This rank's own cells' sources are computed by the sweep from prev
-  // (compute_tile).
+  // The sources of the next sweep's cells from their homes: to box p that rank r sweeps next,
+  // per half h, Q + C * phi_prev of the home cells of box q of mine that p's points sweep
+  // (H_q ∩ R_o(half_h(S_p))), row-major; r puts each at its point. The cells at home in the
+  // paired box of the sweeping rank's own are computed by the sweep from prev (compute_tile).
+  const std::span<const Box<3>> coming(st.swept);
   for (std::size_t r = 0; r < ranks; ++r) {
     to[r].clear();
     from[r].clear();
-    if (r == me) continue;
+    const auto their_next = swept_by(r, next);
     Index expect = 0;
-    for (Index h = 0; h < halves_n; ++h) {
-      const int o = octant_of(next, h);
-      const Box<3> part = intersect(home, reflect(half_of(swept_of(r, next), h), o));
-      exec::for_each_row(part, [&](const Point<3>& first) {
-        const double* row = st.prev.data() + offset_in(home, first);
-        for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(p_.source + p_.c * row[k]);
-      });
-      expect += intersect(home_of(r), reflect(half_of(coming, h), o)).volume();
+    for (std::size_t q = 0; q < homes; ++q) {
+      for (std::size_t p = 0; p < their_next.size(); ++p) {
+        if (r == me && p == q) continue;
+        for (Index h = 0; h < halves_n; ++h) {
+          const int o = octant_of(next, h);
+          const Box<3> part = intersect(st.home[q], reflect(half_of(their_next[p], h), o));
+          exec::for_each_row(part, [&](const Point<3>& first) {
+            const double* row = st.prev.data() + st.home_at[q] + offset_in(st.home[q], first);
+            for (Index k = 0; k < part.extent(2); ++k) to[r].push_back(p_.source + p_.c * row[k]);
+          });
+        }
+      }
+    }
+    const auto theirs = parts_of(r);
+    for (std::size_t p = 0; p < theirs.size(); ++p) {
+      for (std::size_t q = 0; q < coming.size(); ++q) {
+        if (r == me && p == q) continue;
+        for (Index h = 0; h < halves_n; ++h) {
+          const int o = octant_of(next, h);
+          expect += intersect(half_of(theirs[p], 0), reflect(half_of(coming[q], h), o)).volume();
+        }
+      }
     }
     from[r].resize(sz(expect));
   }
-  for (const auto& v : to) st.moved += static_cast<std::int64_t>(v.size());
+  count_moved();
   TP_TRY(exec::exchange_values<double>(world, to, from, exchange_tag));
-  st.source.resize(sz(coming.volume()));
+  from[me].swap(to[me]);
+  Index points = 0;
+  for (const Box<3>& m : coming) points += m.volume();
+  st.source.resize(sz(points));
   double* source = st.source.data();
   for (std::size_t r = 0; r < ranks; ++r) {
-    if (r == me) continue;
+    const auto theirs = parts_of(r);
     const double* in = from[r].data();
-    for (Index h = 0; h < halves_n; ++h) {
-      const int o = octant_of(next, h);
-      // Offsets in mine of half h's points, as grid points.
-      Box<3> points = coming;
-      points.lo[2] -= h * n_[2];
-      points.hi[2] -= h * n_[2];
-      for_each_reflected_row(intersect(home_of(r), reflect(half_of(coming, h), o)), points, n_, o,
-                             [&](const Point<3>&, Index len, Index y, Index step) {
-                               for (Index k = 0; k < len; ++k, y += step) source[y] = *in++;
-                             });
+    for (std::size_t p = 0; p < theirs.size(); ++p) {
+      for (std::size_t q = 0; q < coming.size(); ++q) {
+        if (r == me && p == q) continue;
+        for (Index h = 0; h < halves_n; ++h) {
+          const int o = octant_of(next, h);
+          // Offsets in box q of half h's points, as grid points.
+          Box<3> points_q = coming[q];
+          points_q.lo[2] -= h * n_[2];
+          points_q.hi[2] -= h * n_[2];
+          for_each_reflected_row(
+              intersect(half_of(theirs[p], 0), reflect(half_of(coming[q], h), o)), points_q, n_, o,
+              [&](const Point<3>&, Index len, Index y, Index step) {
+                y += st.swept_at[q];
+                for (Index k = 0; k < len; ++k, y += step) source[y] = *in++;
+              });
+        }
+      }
     }
   }
   return {};

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace {
@@ -55,13 +57,16 @@ struct Accumulate {
 /// sent from the rank that computes the last point to the one that computes the first.
 struct Feedback : Accumulate {
   Index n1 = 0, n2 = 0;
-  tp::Status after_sweep(int, const SlabView<value_type, 2>& slab, const Box<2>& owned,
+  tp::Status after_sweep(int, const SlabView<value_type, 2>& slab, std::span<const Box<2>> owned,
                          tp::comm::World& world) const {
     constexpr int tag = 1000;
     const Point<2> first{1, 1};
     const Point<2> last{n1, n2};
+    // A block plan's rank has one box, a block-cyclic plan's one per cycle (ADR 0022).
     const auto holds = [&](const Point<2>& p) {
-      return p[0] >= owned.lo[0] && p[0] < owned.hi[0] && p[1] >= owned.lo[1] && p[1] < owned.hi[1];
+      return std::any_of(owned.begin(), owned.end(), [&](const Box<2>& b) {
+        return p[0] >= b.lo[0] && p[0] < b.hi[0] && p[1] >= b.lo[1] && p[1] < b.hi[1];
+      });
     };
     const bool has_first = holds(first);
     const bool has_last = holds(last);
@@ -163,16 +168,22 @@ TEST(RunSweeps, the_after_sweep_hook_feeds_the_corner_back_across_ranks) {
   k.n2 = n2;
   const std::uint64_t want = plain(n1, n2, 4, true);
   EXPECT_NE(want, plain(n1, n2, 4, false));
-  for (const int nodes : {1, 2, 3}) {
-    RunOptions o;
-    o.nodes = nodes;
-    o.cpus = 1;
-    o.tile_height = 8;
-    o.comm.sync = tp::comm::SyncMode::block;
-    o.sweeps = 4;
-    auto r = tp::runtime::run(k, {n1, n2}, o);
-    ASSERT_TRUE(r.has_value()) << r.error().message;
-    EXPECT_EQ(r->result, want) << nodes << " ranks";
+  // Block-cyclic factors 1-3 (ADR 0022): the hook is given every box of its rank; the last
+  // point is then on the rank of the last row's cycle.
+  for (const Index cyclic : {1, 2, 3}) {
+    for (const int nodes : {1, 2, 3}) {
+      RunOptions o;
+      o.nodes = nodes;
+      o.cpus = 1 + (nodes + static_cast<int>(cyclic)) % 2;
+      o.cyclic = tp::plan::Index{cyclic};
+      o.tile_height = 8;
+      o.comm.sync = tp::comm::SyncMode::block;
+      o.sweeps = 4;
+      auto r = tp::runtime::run(k, {n1, n2}, o);
+      ASSERT_TRUE(r.has_value()) << r.error().message;
+      EXPECT_EQ(r->result, want) << nodes << "x" << o.cpus << " ranks, cyclic " << cyclic;
+      EXPECT_EQ(r->planned.plan.cyclic().front(), cyclic);
+    }
   }
 }
 

@@ -82,6 +82,56 @@ Expected<std::vector<Box<D>>> all_boxes(comm::World& world, const Box<D>& mine, 
   return boxes;
 }
 
+/// Collective: every rank's boxes (any number per rank, none included), on every rank (indexed
+/// by rank, each rank's in its order).
+template <int D>
+Expected<std::vector<std::vector<Box<D>>>> all_box_lists(comm::World& world,
+                                                         std::span<const Box<D>> mine, int tag) {
+  // The counts first (as one-dimensional boxes [0, count)), then every box's bounds.
+  Box<1> count;
+  count.lo[0] = 0;
+  count.hi[0] = static_cast<Index>(mine.size());
+  auto counts = all_boxes<1>(world, count, tag);
+  if (!counts) return Unexpected{counts.error()};
+  std::vector<std::size_t> first(static_cast<std::size_t>(world.size()) + 1, 0);
+  for (std::size_t r = 0; r < counts->size(); ++r) {
+    first[r + 1] = first[r] + static_cast<std::size_t>((*counts)[r].hi[0]);
+  }
+  std::vector<Index> bounds(2 * D * first.back());
+  const auto me = static_cast<std::size_t>(world.rank());
+  for (std::size_t b = 0; b < mine.size(); ++b) {
+    auto at = bounds.begin() + static_cast<std::ptrdiff_t>(2 * D * (first[me] + b));
+    std::copy(mine[b].lo.begin(), mine[b].lo.end(), at);
+    std::copy(mine[b].hi.begin(), mine[b].hi.end(), at + D);
+  }
+  const auto of = [&](std::size_t r) {
+    return std::span<Index>(bounds).subspan(2 * D * first[r], 2 * D * (first[r + 1] - first[r]));
+  };
+  if (world.rank() != 0) {
+    if (!mine.empty()) TP_TRY(world.send(0, tag, std::as_bytes(of(me))));
+  } else {
+    for (std::size_t r = 1; r < counts->size(); ++r) {
+      if (first[r + 1] == first[r]) continue;
+      auto got = world.recv(static_cast<int>(r), tag, std::as_writable_bytes(of(r)));
+      if (!got) return Unexpected{got.error()};
+      if (got->bytes != of(r).size_bytes())
+        return fail(Errc::internal, "malformed boxes from a rank");
+    }
+  }
+  if (!bounds.empty()) TP_TRY(broadcast_values<Index>(world, std::span<Index>(bounds), tag));
+  std::vector<std::vector<Box<D>>> lists(counts->size());
+  for (std::size_t r = 0; r < lists.size(); ++r) {
+    for (std::size_t b = first[r]; b < first[r + 1]; ++b) {
+      Box<D> box;
+      auto at = bounds.begin() + static_cast<std::ptrdiff_t>(2 * D * b);
+      std::copy(at, at + D, box.lo.begin());
+      std::copy(at + D, at + 2 * D, box.hi.begin());
+      lists[r].push_back(box);
+    }
+  }
+  return lists;
+}
+
 /// Collective: this rank sends to[r] to every other rank r (nothing when empty) and receives
 /// from[r] (its size, known to both sides, says how much; nothing when empty); to[rank()] and
 /// from[rank()] are left alone. Sends start first (isend), then the receives run, then the sends

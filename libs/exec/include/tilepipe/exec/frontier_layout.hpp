@@ -19,11 +19,16 @@ template <int D>
 struct FrontierLayout {
   /// Per task (layout.steps[s].tasks[i] -> local[s][i]): its faces across each dimension k.
   struct TaskFaces {
-    std::array<std::int64_t, D> in_slot;    ///< local slot it reads, or -1 (remote, boundary)
-    std::array<std::int64_t, D> out_slot;   ///< local slot it writes, or -1 (remote, unread)
-    std::array<std::int64_t, D> in_time{};  ///< the producer's step (the slot's parity)
-    std::array<std::size_t, D> in_n{};      ///< elements of the face it reads
-    std::array<std::size_t, D> out_n{};     ///< elements of the face it writes
+    std::array<std::int64_t, D> in_slot;   ///< local slot it reads, or -1 (remote, boundary)
+    std::array<std::int64_t, D> out_slot;  ///< local slot it writes, or -1 (remote, unread)
+    /// Which of the slot's two buffers the face read / written is in: the parity of the tile's
+    /// place in its column of the rank's tiles along k (the producer's for the face read), so
+    /// that a tile never writes the buffer it reads, whatever the steps between them (a
+    /// block-cyclic plan's tiles of consecutive cycles on one CPU: ADR 0022).
+    std::array<std::uint8_t, D> in_buffer{};
+    std::array<std::uint8_t, D> out_buffer{};
+    std::array<std::size_t, D> in_n{};   ///< elements of the face it reads
+    std::array<std::size_t, D> out_n{};  ///< elements of the face it writes
   };
   std::vector<std::vector<TaskFaces>> local;
   std::vector<std::size_t> slot_elems;  ///< per local slot (two buffers each, by step parity)
@@ -65,10 +70,12 @@ Expected<FrontierLayout<K::dims>> build_frontier_layout(const K& kernel,
   out.send_elems.resize(layout.send_lines.size());
   std::map<std::pair<int, std::vector<Index>>, std::int64_t> slot_of;
   std::map<std::tuple<int, std::vector<Index>, Index>, std::int64_t> time_of_face;
+  std::map<std::pair<int, std::vector<Index>>, std::vector<Index>> column;  // tiles' lo along k
   for (const auto& step : layout.steps) {
     for (const auto& task : step.tasks) {
       for (int k = 0; k < D; ++k) {
         time_of_face[{k, key_of(k, task.box).second, task.box.hi[k]}] = step.time;
+        column[key_of(k, task.box)].push_back(task.box.lo[k]);
         for (Index p = 0; p < nsub; ++p) {
           auto& m = out.most[static_cast<std::size_t>(k)];
           m = std::max(m, kernel.face_size(k, part_of(task.box, p)));
@@ -76,6 +83,13 @@ Expected<FrontierLayout<K::dims>> build_frontier_layout(const K& kernel,
       }
     }
   }
+  for (auto& [key, los] : column) std::sort(los.begin(), los.end());
+  // The parity of a tile's place in its column along k.
+  const auto place = [&](int k, const Box<D>& box) {
+    const auto& los = column[key_of(k, box)];
+    return static_cast<std::uint8_t>(
+        (std::lower_bound(los.begin(), los.end(), box.lo[k]) - los.begin()) & 1);
+  };
   const auto slot = [&](int k, const Box<D>& box, std::size_t n) {
     auto [it, fresh] =
         slot_of.try_emplace(key_of(k, box), static_cast<std::int64_t>(out.slot_elems.size()));
@@ -101,10 +115,12 @@ Expected<FrontierLayout<K::dims>> build_frontier_layout(const K& kernel,
           const auto producer = time_of_face.find({k, key_of(k, task.box).second, task.box.lo[k]});
           const std::int64_t gap =
               producer == time_of_face.end() ? -1 : layout.steps[s].time - producer->second;
-          if (gap != 1 && !(vertical && gap == 0 && k != map_dim)) {
-            return fail(Errc::internal, "a local face's producer does not run just before it");
+          // One step before it, or several (a block-cyclic plan's rows of consecutive cycles on
+          // one CPU), or, with vertical grouping, a neighbouring CPU's tile in the same step.
+          if (gap < 1 && !(vertical && gap == 0 && k != map_dim)) {
+            return fail(Errc::internal, "a local face's producer does not run before it");
           }
-          f.in_time[kk] = producer->second;
+          f.in_buffer[kk] = static_cast<std::uint8_t>(1 - place(k, task.box));
           f.in_slot[kk] = slot(k, task.box, f.in_n[kk]);
         }
         if (task.out_line[kk] >= 0) {
@@ -112,6 +128,7 @@ Expected<FrontierLayout<K::dims>> build_frontier_layout(const K& kernel,
           e = std::max(e, f.out_n[kk]);
         } else if (task.box.hi[k] < layout.space.hi[k]) {
           f.out_slot[kk] = slot(k, task.box, f.out_n[kk]);
+          f.out_buffer[kk] = place(k, task.box);
         }
       }
       out.local.back().push_back(f);

@@ -44,23 +44,6 @@ Status reduce_rank_result(const K& kernel, const RankLayout<K::dims>& layout,
   return {};
 }
 
-/// The box of the points a rank computes: its tiles' bounding box (they tile it); empty, at the
-/// space's corner, for an idle rank.
-template <int D>
-Box<D> owned_box(const RankLayout<D>& layout) {
-  if (layout.steps.empty()) return Box<D>{layout.space.lo, layout.space.lo};
-  Box<D> box = layout.steps.front().tasks.front().box;
-  for (const auto& s : layout.steps) {
-    for (const auto& task : s.tasks) {
-      for (int d = 0; d < D; ++d) {
-        box.lo[d] = std::min(box.lo[d], task.box.lo[d]);
-        box.hi[d] = std::max(box.hi[d], task.box.hi[d]);
-      }
-    }
-  }
-  return box;
-}
-
 /// The points a rank computes as disjoint boxes, in row-major order of their corners: its tiles'
 /// bounding box for a block plan; for a block-cyclic plan (ADR 0018) one box per cycle vector,
 /// the product over the dimensions of the intervals its rows cover (its tiles are the product of
@@ -68,44 +51,13 @@ Box<D> owned_box(const RankLayout<D>& layout) {
 /// for T tiles.
 template <int D>
 std::vector<Box<D>> owned_boxes(const RankLayout<D>& layout) {
-  if (layout.steps.empty()) return {};
-  std::array<std::vector<std::pair<Index, Index>>, D> spans;
-  Index tiles_volume = 0;
+  std::vector<Box<D>> tiles;
   for (const auto& s : layout.steps) {
-    for (const auto& task : s.tasks) {
-      tiles_volume += task.box.volume();
-      for (int d = 0; d < D; ++d) spans[d].emplace_back(task.box.lo[d], task.box.hi[d]);
-    }
+    for (const auto& task : s.tasks) tiles.push_back(task.box);
   }
-  for (auto& v : spans) {  // merged into disjoint intervals: tiles that meet or overlap join
-    std::sort(v.begin(), v.end());
-    std::vector<std::pair<Index, Index>> merged;
-    for (const auto& [lo, hi] : v) {
-      if (!merged.empty() && lo <= merged.back().second) {
-        merged.back().second = std::max(merged.back().second, hi);
-      } else {
-        merged.emplace_back(lo, hi);
-      }
-    }
-    v = std::move(merged);
-  }
-  std::vector<Box<D>> boxes;
-  std::array<std::size_t, D> at{};
-  Index volume = 0;
-  for (;;) {
-    Box<D> b;
-    for (int d = 0; d < D; ++d) {
-      b.lo[d] = spans[d][at[d]].first;
-      b.hi[d] = spans[d][at[d]].second;
-    }
-    volume += b.volume();
-    boxes.push_back(b);
-    int d = D - 1;
-    while (d >= 0 && ++at[d] == spans[d].size()) at[d--] = 0;
-    if (d < 0) break;
-  }
-  TP_ASSERT(volume == tiles_volume);  // the tiles are a product of intervals and tile the boxes
-  return boxes;
+  auto boxes = product_boxes<D>(tiles);
+  TP_ASSERT(boxes.has_value());  // the tiles are a product of intervals and tile the boxes
+  return std::move(*boxes);
 }
 
 /// The values of the rank's tiles into the outcome: its boxes (owned_boxes) one after another,
@@ -148,11 +100,12 @@ Status fill_initial(const RankLayout<D>& layout, const SlabView<T, D>& slab,
 
 /// A resident kernel that changes its array between the sweeps of a run (PipelineOptions::sweeps):
 /// on every rank, after `done` sweeps, one thread calls after_sweep(done, slab, owned, world)
-/// (`owned`: the box of points the rank computes); it may communicate through `world`.
+/// (`owned`: the boxes of points the rank computes, owned_boxes: one for a block plan, one per
+/// cycle for a block-cyclic one, none for an idle rank); it may communicate through `world`.
 template <class K>
 concept SweepHook = requires(const K& k, int done,
                              const SlabView<typename K::value_type, K::dims>& slab,
-                             const Box<K::dims>& owned, comm::World& world) {
+                             std::span<const Box<K::dims>> owned, comm::World& world) {
   { k.after_sweep(done, slab, owned, world) } -> std::same_as<Status>;
 };
 
@@ -161,7 +114,7 @@ concept SweepHook = requires(const K& k, int done,
 /// (`owned` as for SweepHook); it may communicate through `world`.
 template <class K>
 concept StartHook = requires(const K& k, const SlabView<typename K::value_type, K::dims>& slab,
-                             const Box<K::dims>& owned, comm::World& world) {
+                             std::span<const Box<K::dims>> owned, comm::World& world) {
   { k.before_sweeps(slab, owned, world) } -> std::same_as<Status>;
 };
 
@@ -211,7 +164,8 @@ Status first_sweep(const K& kernel, comm::World& world,
   if constexpr (StartHook<K>) {
     Status started;
     try {
-      started = kernel.before_sweeps(faces.slab(), owned_box(layout), world);
+      const std::vector<Box<K::dims>> owned = owned_boxes(layout);
+      started = kernel.before_sweeps(faces.slab(), std::span<const Box<K::dims>>(owned), world);
     } catch (const std::exception& e) {
       return fail_at(world.rank(), Errc::internal,
                      std::string("kernel failed before the first sweep: ") + e.what());
@@ -232,7 +186,8 @@ Status sweep_hook(const K& kernel, comm::World& world,
   if constexpr (SweepHook<K>) {
     Status hooked;
     try {
-      hooked = kernel.after_sweep(sweep, faces.slab(), owned_box(layout), world);
+      const std::vector<Box<K::dims>> owned = owned_boxes(layout);
+      hooked = kernel.after_sweep(sweep, faces.slab(), std::span<const Box<K::dims>>(owned), world);
     } catch (const std::exception& e) {
       return fail_at(world.rank(), Errc::internal,
                      "kernel failed after sweep " + std::to_string(sweep) + ": " + e.what());
@@ -330,7 +285,6 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using detail::Clock;
   if (options.comm_thread) return run_rank_comm_thread(kernel, plan, world, options);
   TP_TRY(detail::check_plan_fits(plan, world, D));
-  TP_TRY(detail::check_cyclic(plan, options, detail::SweepHook<K>, false));
   auto direct = resolve_direct_faces(options.faces, world, has_diagonal_dependence<K>());
   if (!direct) return Unexpected{direct.error()};
   const int threads = static_cast<int>(plan.cpus());

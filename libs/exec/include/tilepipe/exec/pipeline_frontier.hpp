@@ -40,48 +40,63 @@ requires FrontierOutput<K>
 struct FrontierKeep<K> {
   static constexpr int OD = K::output_dims;
   using O = typename K::output_type;
-  SlabView<O, OD> view;
-  bool active = false;
+  /// One view per box of output points (a block plan's rank has one, a block-cyclic plan's one
+  /// per cycle vector), each over its part of the outcome's values.
+  std::vector<SlabView<O, OD>> views;
 
-  /// The bounding box of the output boxes of the rank's tiles, which must tile it exactly (the
-  /// values are then written whole); the outcome's values hold it, zero until the tiles run.
+  /// The boxes that the output boxes of the rank's tiles tile exactly (product_boxes: one for a
+  /// block plan, one per cycle for a block-cyclic one; ADR 0018), in RankOutcome's layout: the
+  /// values box after box, zero until the tiles run. None for a rank without output points.
   template <class Outcome>
   static Expected<FrontierKeep> make(const K& kernel, const RankLayout<K::dims>& layout, bool keep,
                                      Outcome& outcome) {
     FrontierKeep k;
-    Box<OD> box;
-    box.lo.fill(1);
-    box.hi.fill(1);
+    std::vector<Box<OD>> boxes;
     if (keep) {
-      bool any = false;
-      Index volume = 0;
+      std::vector<Box<OD>> parts;
       for (const auto& s : layout.steps) {
-        for (const auto& task : s.tasks) {
-          const Box<OD> b = kernel.output_box(task.box);
-          if (b.empty()) continue;
-          volume += b.volume();
-          for (int d = 0; d < OD; ++d) {
-            box.lo[d] = any ? std::min(box.lo[d], b.lo[d]) : b.lo[d];
-            box.hi[d] = any ? std::max(box.hi[d], b.hi[d]) : b.hi[d];
-          }
-          any = true;
-        }
+        for (const auto& task : s.tasks) parts.push_back(kernel.output_box(task.box));
       }
-      if (!any) box.hi = box.lo;
-      if (volume != box.volume()) {
-        return fail(Errc::internal, "the output values of a rank's tiles do not tile a box");
+      auto tiled = product_boxes<OD>(parts);
+      if (!tiled) {
+        return fail(Errc::internal, "the output values of a rank's tiles do not tile boxes");
       }
-      outcome.values.assign(static_cast<std::size_t>(box.volume()) * sizeof(O), std::byte{0});
-      if (any) k.view = SlabView<O, OD>(reinterpret_cast<O*>(outcome.values.data()), box);
-      k.active = any;
+      boxes = std::move(*tiled);
     }
-    outcome.values_lo.assign(box.lo.begin(), box.lo.end());
-    outcome.values_hi.assign(box.hi.begin(), box.hi.end());
+    if (boxes.empty()) {  // no values: one empty box at the origin (as before)
+      Box<OD> box;
+      box.lo.fill(1);
+      box.hi.fill(1);
+      outcome.values_lo.assign(box.lo.begin(), box.lo.end());
+      outcome.values_hi.assign(box.hi.begin(), box.hi.end());
+      return k;
+    }
+    Index volume = 0;
+    for (const Box<OD>& b : boxes) {
+      outcome.values_lo.insert(outcome.values_lo.end(), b.lo.begin(), b.lo.end());
+      outcome.values_hi.insert(outcome.values_hi.end(), b.hi.begin(), b.hi.end());
+      volume += b.volume();
+    }
+    outcome.values.assign(static_cast<std::size_t>(volume) * sizeof(O), std::byte{0});
+    O* at = reinterpret_cast<O*>(outcome.values.data());
+    for (const Box<OD>& b : boxes) {
+      k.views.emplace_back(at, b);
+      at += b.volume();
+    }
     return k;
   }
   template <class In, class Out>
   auto compute(const K& kernel, const Box<K::dims>& box, const In& in, const Out& out) const {
-    if (active && !kernel.output_box(box).empty()) return kernel.compute_tile(box, in, out, view);
+    const Box<OD> b = kernel.output_box(box);
+    if (!b.empty()) {
+      for (const auto& view : views) {  // the box that holds the tile's output
+        bool inside = true;
+        for (int d = 0; d < OD; ++d) {
+          inside = inside && b.lo[d] >= view.bounds().lo[d] && b.hi[d] <= view.bounds().hi[d];
+        }
+        if (inside) return kernel.compute_tile(box, in, out, view);
+      }
+    }
     return kernel.compute_tile(box, in, out);
   }
 };
@@ -100,7 +115,6 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using R = typename K::result_type;
   using detail::Clock;
   TP_TRY(detail::check_plan_fits(plan, world, D));
-  TP_TRY(detail::check_cyclic(plan, options, false, true));
   if (options.sweeps != 1) {
     return Unexpected{Error::about("sweeps", Errc::invalid_argument,
                                    "repeat a kernel that keeps its array (this one passes only "
@@ -128,8 +142,9 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   if (!fl_or) return Unexpected{fl_or.error()};
   const FrontierLayout<D>& fl = *fl_or;
 
-  // Local faces: two buffers per slot, by the producer's step parity. Per thread: boundary faces
-  // and faces nobody reads; with N > 1 two buffers for the face from one subtile to the next.
+  // Local faces: two buffers per slot, by the parity of the producer's place in its column
+  // (FrontierLayout::TaskFaces). Per thread: boundary faces and faces nobody reads; with N > 1 two
+  // buffers for the face from one subtile to the next.
   std::vector<std::vector<F>> slots(2 * fl.slot_elems.size());
   for (std::size_t x = 0; x < slots.size(); ++x) slots[x].resize(fl.slot_elems[x / 2]);
   struct alignas(64) PerThread {
@@ -179,8 +194,8 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
                                lf.in_n[k], records[t]);
         waited = true;
       } else if (lf.in_slot[k] >= 0) {
-        const auto x = 2 * static_cast<std::size_t>(lf.in_slot[k]) +
-                       static_cast<std::size_t>(lf.in_time[k] & 1);
+        const auto x =
+            2 * static_cast<std::size_t>(lf.in_slot[k]) + static_cast<std::size_t>(lf.in_buffer[k]);
         pt.in[k] = std::span<const F>(slots[x].data(), lf.in_n[k]);
       }
       pt.out[k] = {};
@@ -191,7 +206,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
         waited = waited || w > 0;
       } else if (lf.out_slot[k] >= 0) {
         const auto x = 2 * static_cast<std::size_t>(lf.out_slot[k]) +
-                       static_cast<std::size_t>(layout.steps[s].time & 1);
+                       static_cast<std::size_t>(lf.out_buffer[k]);
         pt.out[k] = std::span<F>(slots[x].data(), lf.out_n[k]);
       }
     }

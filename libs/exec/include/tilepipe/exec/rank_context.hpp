@@ -14,9 +14,12 @@
 #include <tilepipe/plan/plan.hpp>
 #include <tilepipe/support/expected.hpp>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -72,11 +75,54 @@ struct RankOutcome {
   std::vector<std::byte> values;
 };
 
-/// Why a block-cyclic plan (docs/adr/0018-block-cyclic-rows.md) cannot run, or success: a
-/// rank's rows of tiles are then several boxes (owned_boxes in pipeline.hpp), and what treats them
-/// as one (a kernel hook between sweeps, which is given the rank's box; the frontier pipeline's
-/// local face slots) is not implemented for it. Always success for a block plan.
-Status cyclic_support(const plan::Plan& plan, bool hook_between_sweeps, bool frontier);
+namespace detail {
+
+/// Disjoint boxes that `parts` (non-empty ones; empty ones are skipped) tile exactly, in row-major
+/// order of their corners: the product over the dimensions of the merged intervals the parts
+/// cover (intervals that meet or overlap join). nullopt where the parts do not tile that product
+/// (their volumes differ); none for no non-empty part. O(P log P) for P parts.
+template <int D>
+std::optional<std::vector<Box<D>>> product_boxes(const std::vector<Box<D>>& parts) {
+  std::array<std::vector<std::pair<Index, Index>>, D> spans;
+  Index parts_volume = 0;
+  for (const Box<D>& b : parts) {
+    if (b.empty()) continue;
+    parts_volume += b.volume();
+    for (int d = 0; d < D; ++d) spans[d].emplace_back(b.lo[d], b.hi[d]);
+  }
+  if (parts_volume == 0) return std::vector<Box<D>>{};
+  for (auto& v : spans) {
+    std::sort(v.begin(), v.end());
+    std::vector<std::pair<Index, Index>> merged;
+    for (const auto& [lo, hi] : v) {
+      if (!merged.empty() && lo <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, hi);
+      } else {
+        merged.emplace_back(lo, hi);
+      }
+    }
+    v = std::move(merged);
+  }
+  std::vector<Box<D>> boxes;
+  std::array<std::size_t, D> at{};
+  Index volume = 0;
+  for (;;) {
+    Box<D> b;
+    for (int d = 0; d < D; ++d) {
+      b.lo[d] = spans[d][at[d]].first;
+      b.hi[d] = spans[d][at[d]].second;
+    }
+    volume += b.volume();
+    boxes.push_back(b);
+    int d = D - 1;
+    while (d >= 0 && ++at[d] == spans[d].size()) at[d--] = 0;
+    if (d < 0) break;
+  }
+  if (volume != parts_volume) return std::nullopt;
+  return boxes;
+}
+
+}  // namespace detail
 
 namespace detail {
 
@@ -295,10 +341,6 @@ Status run_tiles(int rank, const plan::Plan& plan, const RankLayout<D>& layout, 
 
 /// Why a plan cannot run with a kernel of `dims` dimensions on `world`, or success.
 Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dims);
-
-/// Why a block-cyclic plan (ADR 0018) cannot run with `options`, or success (cyclic_support).
-Status check_cyclic(const plan::Plan& plan, const PipelineOptions& options, bool sweep_hook,
-                    bool frontier);
 
 /// N of vertical grouping on this rank: `requested` if > 0, else the model's N
 /// (model::best_subtiles: seed 002 (7) with the CPU grid's depth) from a tile's `alpha_s` and

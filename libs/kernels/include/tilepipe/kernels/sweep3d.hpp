@@ -147,9 +147,9 @@ class Sweep3d {
   void compute_tile(const Box<3>& box, const exec::SlabView<Sweep3dCell, 3>& slab) const noexcept;
   [[nodiscard]] result_type tile_result(
       const Box<3>& box, const exec::SlabView<const Sweep3dCell, 3>& slab) const noexcept;
-  /// Before the first sweep (every rank, one thread): every rank's box, so that from the first
+  /// Before the first sweep (every rank, one thread): every rank's boxes, so that from the first
   /// sweep on the sweep itself adds the p_o of the cells at home into their sums.
-  Status before_sweeps(const exec::SlabView<Sweep3dCell, 3>& slab, const Box<3>& owned,
+  Status before_sweeps(const exec::SlabView<Sweep3dCell, 3>& slab, std::span<const Box<3>> owned,
                        comm::World& world) const;
   /// The mesh dimensions sweep s mirrors (exec's MirrorHook, ADR 0024): its octant's reflected
   /// dimensions (paired: i and j only), none in the final sweep. With a mirror-symmetric
@@ -162,31 +162,44 @@ class Sweep3d {
   [[nodiscard]] std::int64_t values_moved() const noexcept { return state_->moved; }
   /// Between sweeps (every rank, one thread): the finished octant's p_o to the cells' homes, and
   /// the sources of the next octant's cells from theirs.
-  Status after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab, const Box<3>& owned,
-                     comm::World& world) const;
+  Status after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab,
+                     std::span<const Box<3>> owned, comm::World& world) const;
 
  private:
   // A rank's part of the run, in executor coordinates (point x is cell x - 1 in octant 0: the
-  // rank's "home" cells are its own points). Vectors over `mine`, row-major.
+  // rank's "home" cells are its own points). A rank's points are boxes: one for a block plan,
+  // one per cycle for a block-cyclic one (ADR 0018); each box of every rank is a "part" with its
+  // own home cells (its first half). Vectors over the parts of `mine` (or, for `source`, of
+  // `swept`), part after part, each row-major.
   struct State {
-    int sweep = 0;              ///< the sweep running (set between sweeps)
-    std::vector<Box<3>> boxes;  ///< every rank's points (learned before the first sweep)
-    Box<3> mine;                ///< this rank's points (in sweep 0, unmirrored)
-    Box<3> swept;               ///< the points this rank sweeps in the running sweep
+    int sweep = 0;  ///< the sweep running (set between sweeps)
+    bool learned = false;
+    std::vector<Box<3>> parts;  ///< every rank's boxes, rank after rank (learned before sweep 1)
+    std::vector<std::size_t> first_part;  ///< rank r's parts: [first_part[r], first_part[r + 1])
+    std::vector<Box<3>> mine;             ///< this rank's boxes (its points in sweep 0, unmirrored)
+    /// The boxes this rank sweeps in the running sweep: those of the rank it plays (ADR 0024;
+    /// mine where the sweep is not mirrored, always for a block-cyclic plan). Box q of them is
+    /// paired with box q of mine: the sweep adds the p_o of its points whose cells are at home
+    /// in that box's home (and computes their sources from prev).
+    std::vector<Box<3>> swept;
+    std::vector<Index> swept_at;  ///< per box of swept: its first point in source
     /// Per mirror mask, the rank whose points each rank sweeps (empty: itself; ADR 0024).
     std::array<std::vector<int>, 8> plays;
-    Box<3> home;               ///< this rank's home cells' points: mine's first half
-    std::vector<double> sum;   ///< phi of the home cells so far (all of it after an iteration)
-    std::vector<double> prev;  ///< phi of the home cells in the previous iteration
+    std::vector<Box<3>> home;    ///< per box of mine: its home cells' points
+    std::vector<Index> home_at;  ///< per box of mine: its first cell in sum, prev and later
+    std::vector<double> sum;     ///< phi of the home cells so far (all of it after an iteration)
+    std::vector<double> prev;    ///< phi of the home cells in the previous iteration
     /// Paired: p_4..p_7 of the home cells, kept until p_3 is in `sum` (phi's order).
     std::array<std::vector<double>, 4> later;
-    /// Paired: the home cells whose octant 3 and octant 7 points are both this rank's (all of
-    /// them on one rank). The sweep itself finishes their phi at octant 7's point, which follows
-    /// octant 3's in its column (the dependence across k = K), after p_3 is in the sum.
-    Box<3> folded;
-    /// Per point of `swept` whose cell is at home on another rank, the source of its cell in the
-    /// octant swept (received from that home; the cells at home here take Q + C * prev in the
-    /// sweep).
+    /// Paired, per box q of mine: its home cells whose octant 3 and octant 7 points are both in
+    /// box q of those the rank sweeps in sweep 3 (octants 3 and 7; all of them with one box and
+    /// symmetric or no mirroring). The sweep itself finishes their phi at octant 7's point,
+    /// which follows octant 3's in its column (the dependence across k = K), after p_3 is in the
+    /// sum.
+    std::vector<Box<3>> folded;
+    /// Per point of `swept` whose cell is not at home in the paired box of mine (another rank's
+    /// part, or another box of this rank's), the source of its cell in the octant swept
+    /// (received from that home; the other points take Q + C * prev in the sweep).
     std::vector<double> source;
     std::vector<std::vector<double>> to, from;  ///< the exchange's buffers, per rank
     /// The sweeps add the p_o of the cells at home here into `sum` themselves (set once `mine`
@@ -205,10 +218,12 @@ class Sweep3d {
   [[nodiscard]] Box<3> half_of(const Box<3>& b, Index h) const noexcept;
   /// Box b moved by h K along k (grid points of half h to executor points).
   [[nodiscard]] Box<3> lift(const Box<3>& b, Index h) const noexcept;
-  /// The points rank r sweeps in sweep `sweep` (its role's box).
-  [[nodiscard]] Box<3> swept_by(std::size_t r, int sweep) const;
-  /// Learns every rank's box (collective).
-  Status learn_boxes(const Box<3>& owned, comm::World& world) const;
+  /// The boxes rank r sweeps in sweep `sweep` (those of the rank it plays: ADR 0024).
+  [[nodiscard]] std::span<const Box<3>> swept_by(std::size_t r, int sweep) const;
+  /// State::swept and swept_at: the boxes rank `me` sweeps in sweep `sweep`.
+  void sweep_boxes(std::size_t me, int sweep) const;
+  /// Learns every rank's boxes (collective).
+  Status learn_boxes(std::span<const Box<3>> owned, comm::World& world) const;
   [[nodiscard]] Index cell_index(const Point<3>& x, int octant) const noexcept;
   [[nodiscard]] Point<3> reflect(const Point<3>& x, int octant) const noexcept;
   [[nodiscard]] Box<3> reflect(const Box<3>& b, int octant) const noexcept;

@@ -344,13 +344,6 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   RunResult<R> out(std::move(*planned));
   const plan::Plan& plan = out.planned.plan;
   const std::optional<model::Choice>& choice = out.planned.choice;
-  if constexpr (exec::ResidentKernel<K>) {
-    TP_TRY(exec::cyclic_support(
-        plan, (exec::detail::SweepHook<K> && options.sweeps > 1) || exec::detail::StartHook<K>,
-        false));
-  } else {
-    TP_TRY(exec::cyclic_support(plan, false, true));
-  }
   if (!mpi) TP_TRY(detail::check_memory(detail::array_bytes(kernel, plan, options)));
   // The input file, before any work: opened and checked here when forking (the ranks inherit it
   // and read their points at their offsets), by every rank under MPI (each reads its own points;
