@@ -175,9 +175,6 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
       fmt::print("  emulated link      {}\n", comm::to_string(f.parsed_link));
     }
     fmt::print("  points per second  {:.4g}\n", rate);
-    if (!loop_nest && !f.params_text.empty()) {
-      fmt::print("  parameters         {}\n", f.params_text);
-    }
     fmt::print("  {:<18} {}\n", result_key, total.result);
     fmt::print(
         "  phases (s, all threads): compute {:.6f}  send start {:.6f}  waiting {:.6f}  "

@@ -145,6 +145,7 @@ TEST(PluginCli, parameters_reach_the_kernel_and_help_lists_them) {
   EXPECT_NE(r.out.find("  parameters         scale=2, offset=5, throw_row=0, own=0\n"),
             std::string::npos)
       << r.out;
+  EXPECT_EQ(r.out.find("  parameters "), r.out.rfind("  parameters ")) << r.out;  // once
   EXPECT_NE(r.out.find("  checksum           " + hex(sum) + "\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verified           yes (bit for bit)"), std::string::npos);
 
