@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,19 @@
 
 namespace tp::app {
 namespace {
+
+/// Below this share of a core the compute probes were preempted enough to say so.
+constexpr double busy_share = 0.9;
+
+/// The share of a core the compute probes had (the machine file's notes), -1 when not recorded.
+double compute_cpu_share(const model::Machine& m) {
+  const auto notes = nlohmann::json::parse(m.notes, nullptr, false);
+  if (!notes.is_object() || !notes.contains("compute_cpu_share") ||
+      !notes["compute_cpu_share"].is_number()) {
+    return -1;
+  }
+  return notes["compute_cpu_share"].get<double>();
+}
 
 int run_calibrate(int argc, char** argv) {
   CLI::App app{"Measure this machine and transport; write a machine file for the cost model",
@@ -151,6 +165,13 @@ int run_calibrate(int argc, char** argv) {
                "(" + name + ")", c.t_comp1.count() * 1e9, c.samples.size(),
                c.samples.empty() ? 0.0 : c.samples.front().t_comp1.count() * 1e9,
                c.samples.empty() ? 0.0 : c.samples.back().t_comp1.count() * 1e9);
+  }
+  if (const double share = compute_cpu_share(m); share >= 0) {
+    fmt::print("  compute probes     had {:.0f}% of a core{}\n", share * 100,
+               share < busy_share ? " (a busy machine: their CPU time is what counts; the "
+                                    "communication probes may read high, calibrate again when "
+                                    "it is idle)"
+                                  : "");
   }
   fmt::print("  t_start            {:.3f} us\n", m.t_start.count() * 1e6);
   fmt::print("  t_sync             {:.3f} us (notification, {})\n", m.t_sync.count() * 1e6,

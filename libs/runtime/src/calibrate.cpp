@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <span>
 
@@ -24,6 +26,7 @@ constexpr std::size_t max_shapes = 128;
 constexpr std::size_t max_sizes = 32;
 constexpr int max_ranks = 16;
 constexpr int tag_compute = 1;
+constexpr double min_timed_pass_s = 1e-3;
 
 std::string shape_text(const ComputeShape& s) {
   std::string t = s.kernel + " ";
@@ -88,10 +91,23 @@ class ComputeProbes {
   std::vector<std::size_t> shape_group_;
 };
 
+/// This thread's CPU time in seconds (the time it ran, not the time it waited for a core).
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 /// The compute probes on every rank of `world` at once (they share caches and memory bandwidth
 /// as the ranks of a run do; barriers keep them in step): per shape the median over spec.passes
-/// passes (interleaved over the shapes) of the seconds per point; on rank 0 the mean over the
-/// ranks, elsewhere this rank's medians.
+/// passes (interleaved over the shapes) of the CPU seconds per point, then the share of a core
+/// the passes got (CPU time over wall time); on rank 0 the means over the ranks, elsewhere this
+/// rank's values.
+///
+/// CPU time, not wall time: a probe that another process preempts (a compiler on a shared
+/// machine) would otherwise charge the model its waits as computation, for every tile of every
+/// plan the machine file predicts (docs/model.md, "Calibrating on a busy machine"). The probes
+/// time wall seconds per point; each pass is scaled by the share of a core it got.
 Expected<std::vector<double>> measure_compute(comm::World& world, const CalibrateSpec& spec,
                                               int total) {
   const std::size_t n = spec.shapes.size();
@@ -99,30 +115,45 @@ Expected<std::vector<double>> measure_compute(comm::World& world, const Calibrat
   auto probes = ComputeProbes::make(spec);
   if (!probes) return Unexpected{probes.error()};
   std::vector<std::vector<double>> per_point(n);
+  double cpu_total = 0;
+  double wall_total = 0;
   for (int pass = 0; pass < spec.passes; ++pass) {
     for (std::size_t i = 0; i < n; ++i) {
       TP_TRY(world.barrier());
       show(spec, world.rank(),
            static_cast<int>((static_cast<std::size_t>(pass) * n + i)) / spec.passes, total,
            fmt::format("compute {} (pass {})", shape_text(spec.shapes[i]), pass + 1));
-      per_point[i].push_back(probes->pass(i, spec.shapes[i]));
+      const double cpu0 = thread_cpu_s();
+      const auto wall0 = std::chrono::steady_clock::now();
+      const double wall_per_point = probes->pass(i, spec.shapes[i]);
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      const double cpu = thread_cpu_s() - cpu0;
+      // Passes shorter than min_timed_pass_s are too short to be told from the clocks' own
+      // cost (and to be preempted much): they count whole.
+      const bool timed = wall >= min_timed_pass_s;
+      const double share = timed ? std::clamp(cpu / wall, 0.0, 1.0) : 1.0;
+      per_point[i].push_back(wall_per_point * share);
+      cpu_total += timed ? cpu : wall;
+      wall_total += wall;
     }
   }
   std::vector<double> mine;
   for (auto& v : per_point) mine.push_back(model::median(v));
+  mine.push_back(wall_total > 0 ? std::clamp(cpu_total / wall_total, 0.0, 1.0) : 1.0);
   if (world.rank() != 0) {
     TP_TRY(world.send(0, tag_compute, std::as_bytes(std::span(mine))));
     return mine;
   }
-  std::vector<double> mean(n, 0.0);
-  std::vector<double> theirs(n);
+  std::vector<double> mean(n + 1, 0.0);
+  std::vector<double> theirs(n + 1);
   for (int r = 0; r < world.size(); ++r) {
     if (r > 0) {
       auto got = world.recv(r, tag_compute, std::as_writable_bytes(std::span(theirs)));
       if (!got) return Unexpected{got.error()};
     }
     const auto& v = r == 0 ? mine : theirs;
-    for (std::size_t i = 0; i < n; ++i) mean[i] += v[i] / world.size();
+    for (std::size_t i = 0; i <= n; ++i) mean[i] += v[i] / world.size();
   }
   return mean;
 }
@@ -169,7 +200,8 @@ Status check_spec(const CalibrateSpec& spec) {
 
 /// What the probes measured, on the rank that fits (rank 0).
 struct RawCalibration {
-  std::vector<double> t_comp1_s;  ///< per shape: seconds per point, mean over ranks
+  std::vector<double> t_comp1_s;  ///< per shape: CPU seconds per point, mean over ranks
+  double compute_cpu_share = 1;   ///< the share of a core the compute probes got (mean)
   std::vector<double> one_way_s;  ///< per spec.sizes entry
   std::vector<double> isend_s;    ///< per spec.sizes entry
   /// By SyncMode (poll, block, hybrid); < 0: not measured.
@@ -257,6 +289,7 @@ Expected<model::Machine> fit_machine(const CalibrateSpec& spec, const RawCalibra
   notes["t_sync_mode"] = std::string(comm::to_string(spec.sync));
   notes["messages"] = one_way;
   notes["compute_ranks"] = raw.compute_ranks;
+  notes["compute_cpu_share"] = raw.compute_cpu_share;
   m.notes = notes.dump();
   return m;
 }
@@ -281,6 +314,11 @@ Expected<RawCalibration> measure_forked(const CalibrateSpec& spec) {
                            });
   if (!compute) return Unexpected{compute.error()};
   raw.t_comp1_s = from_bytes(compute->bytes);
+  if (raw.t_comp1_s.size() != spec.shapes.size() + 1) {
+    return fail(Errc::internal, "the compute probes came back short");
+  }
+  raw.compute_cpu_share = raw.t_comp1_s.back();
+  raw.t_comp1_s.pop_back();
   const std::array<comm::SyncMode, 3> modes{spec.sync, comm::SyncMode::poll, comm::SyncMode::block};
   for (std::size_t m = 0; m < modes.size(); ++m) {
     if (m > 0 && modes[m] == spec.sync) continue;
@@ -346,9 +384,10 @@ Expected<std::optional<RawCalibration>> measure_mpi(const CalibrateSpec& spec) {
   RawCalibration raw;
   raw.compute_ranks = ranks;
   auto v = from_bytes(ran->bytes);
-  if (v.size() < spec.shapes.size()) return fail(Errc::internal, "the probes came back short");
+  if (v.size() < spec.shapes.size() + 1) return fail(Errc::internal, "the probes came back short");
   raw.t_comp1_s.assign(v.begin(), v.begin() + n_shapes);
-  v.erase(v.begin(), v.begin() + n_shapes);
+  raw.compute_cpu_share = v[spec.shapes.size()];
+  v.erase(v.begin(), v.begin() + n_shapes + 1);
   TP_TRY(take_comm(spec, v, raw));
   raw.notify_s[static_cast<std::size_t>(spec.sync)] = v.back();
   show(spec, 0, n_shapes + 1, total, "node synchronization (t_sync_in)");

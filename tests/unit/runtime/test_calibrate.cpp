@@ -4,9 +4,12 @@
 #include <tilepipe/runtime/calibrate.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 
 namespace tp::runtime {
 namespace {
@@ -46,6 +49,36 @@ TEST(Calibrate, the_machine_holds_what_the_probes_measured) {
   }
   EXPECT_GT(machine.link.bandwidth_bytes_per_s, 0.0);
   EXPECT_GE(machine.t_sync.count(), 0.0);
+}
+
+TEST(Calibrate, time_a_probe_waits_for_its_core_is_not_counted_as_computation) {
+  // A probe that sleeps stands for one preempted by another process: its wall time passes, its
+  // CPU time does not. The machine file keeps the CPU time (docs/model.md, "Calibrating on a
+  // busy machine") and says what share of a core the probes had.
+  constexpr std::int64_t points = 4 * 1024;
+  constexpr double sleep_s = 0.005;
+  CalibrateSpec spec = fake_spec(0);
+  spec.shapes = {{"fake", {4, 1024}, 1}};
+  spec.probes = [=](const ComputeShape&, std::int64_t, std::int64_t) -> Expected<TileCostPass> {
+    return TileCostPass([=](std::int64_t) {
+      const auto a = std::chrono::steady_clock::now();
+      std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+      return wall / static_cast<double>(points);
+    });
+  };
+  auto m = calibrate(spec);
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->has_value());
+  const auto& samples = (*m)->kernels.at("fake").samples;
+  ASSERT_EQ(samples.size(), 1u);
+  const double wall_per_point = sleep_s / static_cast<double>(points);
+  EXPECT_LT(samples[0].t_comp1.count(), 0.5 * wall_per_point);
+  const auto notes = nlohmann::json::parse((*m)->notes);
+  ASSERT_TRUE(notes.contains("compute_cpu_share"));
+  EXPECT_GE(notes["compute_cpu_share"].get<double>(), 0.0);
+  EXPECT_LT(notes["compute_cpu_share"].get<double>(), 0.5);
 }
 
 TEST(Calibrate, progress_reaches_the_end_on_rank_zero_only) {
