@@ -87,18 +87,23 @@ fuzz-corpus: build-fuzz
 	  build/fuzz/tests/fuzz/$$t -merge=1 tests/fuzz/corpus/$$t build/fuzz/corpus/$$t || exit 1; \
 	done
 
-# The seeds' plans, then the seeds' experiment on this machine (issue 5): calibrate, a short sweep
-# of the four schemes with the model's curves, the chosen tile height, the plot (build/demo/).
+# The seeds' plans, then the seeds' experiment on this machine (issues 5 and 15): calibrate through
+# an emulated link that makes moving a tile's face cost about as much as computing the tile (the
+# seeds' regime: 48 z bytes at 400 MB/s against 72 z points at about 1.5 ns here), sweep blocking
+# against overlapping at every tile height with the model's curves, run the model's choice; the
+# plot is build/demo/sweep.png. With one CPU per node the two groupings are one schedule.
 DEMO_TP := ./build/release/apps/tilepipe/tilepipe
 DEMO_SIZE ?= 12x12x262144
+DEMO_LINK ?= latency=10us,bandwidth=400MB/s
+DEMO_HEIGHTS ?= 256:32768
 demo: build-release
 	$(DEMO_TP) plan --kernel wave3d --size 12x12x524288 --nodes 9 --cpus 1 --schedule overlap --tile 1024
 	$(DEMO_TP) plan --kernel wave3d --size 16x16x65536 --nodes 8 --cpus 2 --schedule overlap --grouping hyperplane --tile 1024
 	@mkdir -p build/demo
-	$(DEMO_TP) calibrate -o build/demo/machine.json --kernel wave3d --size $(DEMO_SIZE) --nodes 2 --cpus 1 --tile-heights 256:65536
-	$(DEMO_TP) sweep --kernel wave3d --size $(DEMO_SIZE) --nodes 2 --cpus 1 --tile-heights 256:65536 --schemes all --repeat 3 --machine build/demo/machine.json --csv build/demo/sweep.csv --plot build/demo/sweep.png
-	$(DEMO_TP) run --kernel wave3d --size $(DEMO_SIZE) --nodes 2 --cpus 1 --machine build/demo/machine.json
-	@echo "make demo: the plot is build/demo/sweep.png (measurement as points, model as lines)"
+	$(DEMO_TP) calibrate -o build/demo/machine.json --link $(DEMO_LINK) --kernel wave3d --size $(DEMO_SIZE) --nodes 2 --cpus 1 --tile-heights $(DEMO_HEIGHTS)
+	$(DEMO_TP) sweep --kernel wave3d --size $(DEMO_SIZE) --nodes 2 --cpus 1 --link $(DEMO_LINK) --tile-heights $(DEMO_HEIGHTS) --schemes blocking+hyperplane,overlap+hyperplane --repeat 3 --machine build/demo/machine.json --csv build/demo/sweep.csv --plot build/demo/sweep.png
+	$(DEMO_TP) run --kernel wave3d --size $(DEMO_SIZE) --nodes 2 --cpus 1 --link $(DEMO_LINK) --machine build/demo/machine.json
+	@echo "make demo: the plot is build/demo/sweep.png (measurement as points with their min-max, model as lines, the model's choice as a star)"
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format-14 -i

@@ -8,7 +8,10 @@ Writes OUT/sweep-K.json, OUT/sweep-K.csv, OUT/machine-K.json, OUT/sweep-K.png pe
 OUT/summary.md. usage:
   bench_sweep.py BUILD_DIR OUT_DIR [--size 12x12x524288] [--heights 256:65536] [--nodes 2]
                  [--cpus 1] [--repeat 3] [--sweeps 1] [--machine FILE] [--min-work-us 100]
-                 [--link latency=20us,bandwidth=80MB/s]"""
+                 [--link latency=20us,bandwidth=80MB/s] [--schemes all] [--simulate]
+
+--simulate: also `tilepipe simulate` every swept point with the sweep's machine file, and report
+the simulator's error beside the model's (OUT/simulated-K.json)."""
 import argparse
 import json
 import os
@@ -16,6 +19,19 @@ import platform
 import statistics
 import subprocess
 import sys
+
+
+def simulate(tp, a, row, machine):
+    """The simulated completion time of one swept point, or None (reported) on failure."""
+    cmd = [tp, "simulate", "--kernel", a.kernel, "--size", a.size, "--nodes", a.nodes, "--cpus",
+           a.cpus, "--tile", str(row["tile_height"]), "--schedule", row["schedule"],
+           "--grouping", row["grouping"], "--machine", machine, "--json"]
+    cmd += ["--link", a.link] if a.link else []
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"bench_sweep.py: {' '.join(cmd)} failed: {r.stderr.strip()}", file=sys.stderr)
+        return None
+    return json.loads(r.stdout)["simulated_s"]
 
 
 def main():
@@ -32,6 +48,9 @@ def main():
     p.add_argument("--machine")
     p.add_argument("--min-work-us", type=float, default=100.0)
     p.add_argument("--link", help="emulated link for the calibration and the runs")
+    p.add_argument("--schemes", default="all", help="tilepipe sweep --schemes")
+    p.add_argument("--simulate", action="store_true",
+                   help="the simulator's time of every swept point beside the model's")
     a = p.parse_args()
     tp = os.path.join(a.build, "apps/tilepipe/tilepipe")
     if not os.access(tp, os.X_OK):
@@ -41,17 +60,18 @@ def main():
     sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
     md = [f"`tilepipe sweep --kernel {a.kernel} --size {a.size} --nodes {a.nodes} --cpus {a.cpus} "
-          f"--tile-heights {a.heights} --schemes all --repeat {a.repeat}"
+          f"--tile-heights {a.heights} --schemes {a.schemes} --repeat {a.repeat}"
           + (f" --machine {a.machine}" if a.machine else "")
           + (f" --link {a.link}" if a.link else "") + "`, "
           f"{a.sweeps} sweep(s), git {sha}, host {platform.node()}, "
           f"load average before: {os.getloadavg()[0]:.1f}", ""]
     all_err = {}
+    sim_err = {}
     choice_rows = []
     for k in range(a.sweeps):
         base = os.path.join(a.out, f"sweep-{k}")
         cmd = [tp, "sweep", "--kernel", a.kernel, "--size", a.size, "--nodes", a.nodes, "--cpus",
-               a.cpus, "--tile-heights", a.heights, "--schemes", "all", "--repeat",
+               a.cpus, "--tile-heights", a.heights, "--schemes", a.schemes, "--repeat",
                str(a.repeat), "--json", "--quiet", "--csv", base + ".csv", "--plot",
                base + ".png"]
         cmd += ["--link", a.link] if a.link else []
@@ -65,11 +85,26 @@ def main():
         with open(base + ".json", "w") as f:
             json.dump(out, f, indent=2)
         rows = out["results"]
+        machine = a.machine or os.path.join(a.out, f"machine-{k}.json")
+        simulated = []
         for row in rows:
             if not row["swept"] or row["measured_tile_s"] * 1e6 < a.min_work_us:
                 continue
             key = f"{row['schedule']} + {row['grouping']}"
             all_err.setdefault(key, []).append((abs(row["error"]), row["tile_height"], k))
+            if a.simulate:
+                sim = simulate(tp, a, row, machine)
+                if sim is None:
+                    return 1
+                simulated.append({"schedule": row["schedule"], "grouping": row["grouping"],
+                                  "tile_height": row["tile_height"],
+                                  "measured_s": row["measured_s"],
+                                  "predicted_s": row["predicted_s"], "simulated_s": sim})
+                e = abs(sim - row["measured_s"]) / row["measured_s"]
+                sim_err.setdefault(key, []).append((e, row["tile_height"], k))
+        if a.simulate:
+            with open(os.path.join(a.out, f"simulated-{k}.json"), "w") as f:
+                json.dump(simulated, f, indent=2)
         best = min(rows, key=lambda x: x["measured_s"])
         chosen = next(x for x in rows if x["chosen"])
         choice_rows.append((k, chosen, best))
@@ -86,7 +121,18 @@ def main():
         within = sum(1 for e in errs if e[0] <= 0.10)
         md.append(f"| {key} | {len(errs)} | {100 * statistics.median(e[0] for e in errs):.1f}% | "
                   f"{100 * worst[0]:.1f}% ({worst[1]}) | {within}/{len(errs)} |")
-    md += ["", "The model's choice (over every tile height and the four schemes) against the best "
+    if a.simulate:
+        md += ["", "`tilepipe simulate` (the same plans and machine files) against the same "
+               "measurements:", "",
+               "| scheme | points | median error | max error (at height) | within 10% |",
+               "|---|---|---|---|---|"]
+        for key in sorted(sim_err):
+            errs = sim_err[key]
+            worst = max(errs)
+            within = sum(1 for e in errs if e[0] <= 0.10)
+            md.append(f"| {key} | {len(errs)} | {100 * statistics.median(e[0] for e in errs):.1f}% "
+                      f"| {100 * worst[0]:.1f}% ({worst[1]}) | {within}/{len(errs)} |")
+    md += ["", "The model's choice (over every tile height and the swept schemes) against the best "
            "measured point of the same sweep:", "",
            "| sweep | chosen | measured s | best measured | s | chosen / best |",
            "|---|---|---|---|---|---|"]
