@@ -81,8 +81,11 @@ void finish_step(StepTime& s, bool overlap, bool comm_thread, std::int64_t cpus)
     // Seed 000 (1): compute, then start, transfer and synchronize, nothing overlapped.
     s.step = s.t_comp + s.t_start + s.t_comm + s.t_sync;
   } else if (!comm_thread) {
-    // Seed 000 (2), seed 002 (1): the transfer runs while the CPUs compute.
-    s.step = s.t_start + std::max(s.t_comp, s.t_comm) + s.t_sync;
+    // Seed 000 (2), seed 002 (1): the transfer runs while the CPUs compute, except the part
+    // that is a CPU's copy (shared memory), which a CPU of the step pays on top.
+    const Seconds flight = std::max(Seconds{0}, s.t_comm - s.t_copy);
+    s.compute_bound = s.t_comp >= flight;
+    s.step = s.t_start + std::max(s.t_comp, flight) + s.t_copy + s.t_sync;
   } else {
     // Seed 002 5.4: one thread starts the sends and synchronizes (s = t_start + t_sync) and
     // computes W_c of the node's work W = m alpha; the other m - 1 threads share the rest, so
@@ -249,6 +252,12 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
         break;
     }
     s.t_sync = machine.t_sync;
+    if (machine.cpu_copy_bytes_per_s > 0) {
+      s.t_copy = std::min(
+          s.t_comm, Seconds{static_cast<double>(
+                                machine.send_mode == SendMode::parallel ? largest : s.face_bytes) /
+                            machine.cpu_copy_bytes_per_s});
+    }
   }
 
   // The overlap pipeline hands a face from node to node in one hop: the sender starts it, it

@@ -400,7 +400,8 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   auto comm = r.object("comm");
   if (!comm) return Unexpected{comm.error()};
   Reader rc(**comm, "comm.", origin);
-  TP_TRY(rc.only({"t_start_us", "t_sync_us", "latency_us", "bandwidth_bytes_per_s", "send_mode"}));
+  TP_TRY(rc.only({"t_start_us", "t_sync_us", "latency_us", "bandwidth_bytes_per_s", "send_mode",
+                  "cpu_copy_bytes_per_s"}));
   auto t_start = rc.number("t_start_us", 0, max_duration_us);
   if (!t_start) return Unexpected{t_start.error()};
   m.t_start = Seconds{*t_start * 1e-6};
@@ -413,6 +414,11 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   auto bw = rc.number("bandwidth_bytes_per_s", min_bandwidth, max_bandwidth);
   if (!bw) return Unexpected{bw.error()};
   m.link.bandwidth_bytes_per_s = *bw;
+  if (rc.has("cpu_copy_bytes_per_s")) {
+    auto copy = rc.number("cpu_copy_bytes_per_s", min_bandwidth, max_bandwidth);
+    if (!copy) return Unexpected{copy.error()};
+    m.cpu_copy_bytes_per_s = *copy;
+  }
   auto mode = rc.string("send_mode");
   if (!mode) return Unexpected{mode.error()};
   if (*mode == "queued") {
@@ -531,6 +537,7 @@ std::string machine_to_json(const Machine& m) {
   comm["latency_us"] = m.link.latency.count() * 1e6;
   comm["bandwidth_bytes_per_s"] = m.link.bandwidth_bytes_per_s;
   comm["send_mode"] = std::string(to_string(m.send_mode));
+  if (m.cpu_copy_bytes_per_s > 0) comm["cpu_copy_bytes_per_s"] = m.cpu_copy_bytes_per_s;
   j["comm"] = comm;
   j["node"] = {{"t_sync_in_us", m.t_sync_in.count() * 1e6}};
   const Network& n = m.network;

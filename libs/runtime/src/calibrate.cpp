@@ -268,6 +268,22 @@ Expected<model::Machine> fit_machine(const CalibrateSpec& spec, const RawCalibra
   auto link = model::fit_link_cost(transfers);
   if (!link) return Unexpected{link.error()};
   m.link = *link;
+  if (transport == "shm") {
+    // Shared memory moves a face by a CPU's copy (the sender's below the eager limit, the
+    // receiver's above): its bandwidth is the ping-pong's less the emulated link's flight.
+    std::vector<model::TransferSample> copies;
+    for (std::size_t i = 0; i < spec.sizes.size(); ++i) {
+      const double flight = spec.link.enabled
+                                ? std::chrono::duration<double>(
+                                      spec.link.latency + spec.link.transfer_time(spec.sizes[i]))
+                                      .count()
+                                : 0.0;
+      copies.push_back({spec.sizes[i], model::Seconds{std::max(1e-9, raw.one_way_s[i] - flight)}});
+    }
+    if (auto copy = model::fit_link_cost(copies)) {
+      m.cpu_copy_bytes_per_s = copy->bandwidth_bytes_per_s;
+    }
+  }
   m.t_start = model::Seconds{model::median(starts)};
   m.t_sync = model::Seconds{raw.notify_s[static_cast<std::size_t>(spec.sync)]};
   if (spec.link.enabled) {

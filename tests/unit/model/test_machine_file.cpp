@@ -197,6 +197,12 @@ TEST(MachineFile, round_trips_through_json_and_a_file) {
   EXPECT_NEAR(again->kernels.at("wave3d").tile_time(100000).count(),
               m->kernels.at("wave3d").tile_time(100000).count(), 1e-15);
 
+  EXPECT_EQ(again->cpu_copy_bytes_per_s, 0.0);  // absent: the transfer needs no CPU
+  m->cpu_copy_bytes_per_s = 8.5e9;
+  auto copying = parse_machine(tp::model::machine_to_json(*m), "copying");
+  ASSERT_TRUE(copying) << copying.error().message;
+  EXPECT_DOUBLE_EQ(copying->cpu_copy_bytes_per_s, 8.5e9);
+
   const auto path = (std::filesystem::temp_directory_path() / "tp_model_roundtrip.json").string();
   ASSERT_TRUE(tp::model::save_machine(*m, path));
   auto loaded = load_machine(path, {});
@@ -242,6 +248,9 @@ TEST(MachineFileBad, each_field_is_checked) {
             "machine file 'm.json': 'compute.element_bytes' must be a whole number");
   EXPECT_EQ(parse_error(edited("\"send_mode\": \"queued\"", "\"send_mode\": \"eager\"")),
             "machine file 'm.json': 'comm.send_mode' is 'eager' (choose queued|serial|parallel)");
+  EXPECT_EQ(
+      parse_error(edited("\"latency_us\": 0", "\"latency_us\": 0, \"cpu_copy_bytes_per_s\": 0")),
+      "machine file 'm.json': 'comm.cpu_copy_bytes_per_s' is 0: it must be >= 1");
   EXPECT_EQ(parse_error(edited("\"latency_us\": 0", "\"latncy_us\": 0")),
             "machine file 'm.json': unknown field 'comm.latncy_us'");
   EXPECT_EQ(parse_error(edited("\"version\": 1", "\"version\": 2")),

@@ -270,6 +270,36 @@ TEST(Simulate, steady_state_step_is_the_closed_formula_of_seed_000_and_002) {
   }
 }
 
+TEST(Simulate, a_cpus_copy_of_the_faces_is_paid_on_top_of_the_overlapped_step) {
+  // 2 nodes (mesh 2 x 1), tiles 4 x 8 x 1024, one CPU each: one face of 8 x 1024 x 8 B = 64 KiB
+  // per step. The link moves it in 655.36 us at 100 MB/s, of which a CPU copies at 400 MB/s for
+  // 163.84 us. Transfer-bound (32 Ki points at 1 ns, 32.768 us of work): the overlapping step is
+  // t_start + max(t_comp, t_comm - t_copy) + t_copy + t_sync = 10 + 491.52 + 163.84 + 20 us.
+  Machine m = simple();
+  m.cpu_copy_bytes_per_s = 400e6;
+  const Plan o = make_plan({8, 8, 1024 * 64}, 1024, 2, 1, ScheduleKind::overlap);
+  auto po = tp::model::predict(o, m, {});
+  ASSERT_TRUE(po);
+  EXPECT_NEAR(po->step.t_copy.count(), 163.84 * us, 1e-12);
+  EXPECT_NEAR(po->step.step.count(), (10 + 491.52 + 163.84 + 20) * us, 1e-12);
+  EXPECT_FALSE(po->step.compute_bound);
+  // Blocking pays the whole transfer in series already: unchanged.
+  const Machine dma = simple();
+  const Plan b = make_plan({8, 8, 1024 * 64}, 1024, 2, 1, ScheduleKind::blocking);
+  EXPECT_NEAR(predicted_s(b, m), predicted_s(b, dma), 1e-12);
+  EXPECT_NEAR(sim_s(b, m), sim_s(b, dma), 1e-12);
+  // Compute-bound (40 ns per point: 1310.72 us per tile): the copy still adds to the step, in
+  // the model and in the simulator's steady state alike.
+  m.compute.t_comp1 = Seconds{40e-9};
+  auto pc = tp::model::predict(o, m, {});
+  ASSERT_TRUE(pc);
+  EXPECT_TRUE(pc->step.compute_bound);
+  EXPECT_NEAR(pc->step.step.count(), (10 + 1310.72 + 163.84 + 20) * us, 1e-12);
+  EXPECT_NEAR(
+      period({8, 8, 1024 * 64}, 1024, 2, 1, ScheduleKind::overlap, GroupingKind::hyperplane, m),
+      pc->step.step.count(), 1e-9);
+}
+
 TEST(Simulate, a_slow_node_delays_the_pipeline_by_the_expected_amount) {
   const std::int64_t z = 30;
   const double c = 32 * 500e-9;

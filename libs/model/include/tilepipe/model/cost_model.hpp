@@ -74,7 +74,10 @@ struct StepTime {
   /// Transfer of the step's messages (latency + bytes/bandwidth; with pipeline hops the link's
   /// occupancy bytes/bandwidth, the latency being paid once per hop).
   Seconds t_comm{0};
-  Seconds t_sync{0};            ///< synchronization with the neighbours
+  Seconds t_sync{0};  ///< synchronization with the neighbours
+  /// The part of t_comm that is a CPU's copy (face bytes / Machine::cpu_copy_bytes_per_s; 0
+  /// where a DMA engine moves the faces): the overlapping schedule cannot hide it.
+  Seconds t_copy{0};
   Seconds comm_thread_comp{0};  ///< comm_thread: the communication thread's share of the work
   Seconds hop{0};   ///< overlap, ModelOptions::pipeline_hops: a face's hand-over between nodes
   Seconds step{0};  ///< the step's length

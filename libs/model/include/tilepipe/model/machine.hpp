@@ -105,6 +105,12 @@ struct Machine {
   Seconds t_sync_in{0};  ///< one synchronization of the CPUs of a node (seed 002 (6))
   LinkCost link;         ///< transfer time of a message: latency + bytes / bandwidth
   SendMode send_mode = SendMode::serial;
+  /// Bytes per second a CPU copies a face at, where the transport's transfer is a CPU's copy
+  /// (shared memory: the sender copies an eager message, the receiver a larger one) rather than
+  /// a DMA engine's: that part of t_comm cannot overlap the CPU's computation. 0 (the default,
+  /// and the seeds' SCI DMA): the whole transfer runs without a CPU. docs/model.md, "What the
+  /// CPU pays, what overlaps".
+  double cpu_copy_bytes_per_s = 0;
   Network network;  ///< how the nodes are connected (the simulator's; optional in the file)
 
   /// The compute cost of a kernel: its own entry, else the default.
