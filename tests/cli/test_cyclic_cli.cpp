@@ -88,6 +88,26 @@ TEST(CyclicCli, runs_bit_for_bit_on_the_executor_matrix) {
   }
 }
 
+// The communication thread's pipeline on a rank slab of one part per cycle (ADR 0028): factors
+// 1-3 on 2 ranks x 2 CPUs, copied and direct faces, verified and the block plan's checksum.
+TEST(CyclicCli, the_comm_thread_runs_on_the_slabs_parts) {
+  std::string checksum;
+  for (const char* factor : {"1", "2", "3"}) {
+    for (const char* faces : {"copy", "direct"}) {
+      auto r = tilepipe({"run",      "--kernel",      "wave2d",  "--size", "60x48",  "--tile",
+                         "6",        "--nodes",       "2",       "--cpus", "2",      "--cyclic",
+                         factor,     "--comm-thread", "--faces", faces,    "--sync", "block",
+                         "--verify", "--json"});
+      const std::string what = std::string("cyclic ") + factor + " " + faces;
+      ASSERT_EQ(r.exit_code, 0) << what << ": " << r.err;
+      const auto j = nlohmann::json::parse(r.out);
+      EXPECT_EQ(j["verified"], true) << what;
+      if (checksum.empty()) checksum = j["checksum"];
+      EXPECT_EQ(j["checksum"], checksum) << what;
+    }
+  }
+}
+
 TEST(CyclicCli, the_wrap_from_the_last_rank_to_the_first_is_a_message) {
   // 2 ranks x 1 CPU, 2 cycles: rank 0 receives the faces of rank 1's first cycle.
   auto r = tilepipe({"run", "--kernel", "wave2d", "--size", "16x64", "--tile", "8", "--nodes", "2",
