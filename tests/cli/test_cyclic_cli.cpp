@@ -208,6 +208,18 @@ TEST(CyclicCli, bad_factors_are_one_line_and_exit_2) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.err, b.line);
   }
+  // align: the same rules along the query (60 rows of 9 over 2 ranks x 1 CPU).
+  const std::string fa = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/fasta";
+  const std::vector<std::string> pair = {fa + "/protein_query.fa", fa + "/protein_target.fa"};
+  auto zero = tilepipe("align", tp::test::cli::with(pair, {"--nodes", "2", "--cyclic", "0"}));
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_EQ(zero.err, "tilepipe: error: --cyclic dimension 1: 0 must be >= 1\n");
+  auto many = tilepipe(
+      "align", tp::test::cli::with(pair, {"--nodes", "2", "--tile", "9", "--cyclic", "100"}));
+  EXPECT_EQ(many.exit_code, 2);
+  EXPECT_EQ(many.err,
+            "tilepipe: error: --cyclic factor 100 along dimension 1 is larger than the rows allow: "
+            "60 rows of tiles over 2 CPUs fill at most 30 cycles\n");
 }
 
 // Frontier kernels (only faces travel): a rank's cycles change which tiles it runs, and its result
