@@ -330,13 +330,19 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   run.grouping =
       o.grouping == "vertical" ? plan::GroupingKind::vertical : plan::GroupingKind::hyperplane;
   if (o.subtiles != "auto") run.subtiles = static_cast<int>(*parse_int(o.subtiles, "", 1));
-  auto cyclic = parse_extents(o.cyclic, "--cyclic");
-  if (!cyclic) return report_error(cyclic.error());
-  run.cyclic = *cyclic;
+  // "auto": the cost model chooses the factor (with the machine loaded below).
+  const bool auto_cyclic = o.cyclic == "auto";
+  if (auto_cyclic) {
+    run.auto_cyclic = true;
+  } else {
+    auto cyclic = parse_extents(o.cyclic, "--cyclic");
+    if (!cyclic) return report_error(cyclic.error());
+    run.cyclic = *cyclic;
+  }
   auto config = apply_comm_flags(o.comm);
   if (!config) return report_error(config.error());
   run.comm = *config;
-  if (auto_tile) {
+  if (auto_tile || auto_cyclic) {
     // The machine file's sw cost (tilepipe calibrate --kernel sw), measured on this host over
     // this transport and link; the schedule and grouping stay as given.
     model::MachineCheck check{model::this_host(),
@@ -419,8 +425,9 @@ int run_align(int argc, char** argv) {
                  "1-4 rows of tiles per CPU, 256-2048 wide), or with --nodes the tile height "
                  "along the target (default 2048)");
   app.add_option("--machine", o.machine,
-                 "with --tile auto: the machine file (tilepipe calibrate --kernel sw ...) whose "
-                 "cost model chooses the tile height of the pipelined executor");
+                 "with --tile auto or --cyclic auto: the machine file (tilepipe calibrate --kernel "
+                 "sw ...) whose cost model chooses the tile height or the cyclic factor of the "
+                 "pipelined executor");
   app.add_option("--nodes", o.nodes,
                  "ranks: more than 1 runs the pipelined executor (docs/executor.md)")
       ->check(CLI::Range(1, 256))
@@ -433,7 +440,8 @@ int run_align(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--cyclic", o.cyclic,
                  "block-cyclic factor K: K rows of tiles per CPU along the query, cycle after "
-                 "cycle (the pipelined executor, docs/adr/0018-block-cyclic-rows.md)")
+                 "cycle (the pipelined executor, docs/adr/0018-block-cyclic-rows.md), or auto "
+                 "(with --machine: the cost model's factor)")
       ->capture_default_str();
   add_comm_options(app, o.comm, "with --nodes: ", false);
   app.add_option("--simd", o.simd,
@@ -492,12 +500,16 @@ int run_align(int argc, char** argv) {
     return report_error(Error(Errc::invalid_argument,
                               "--format " + o.format + " shows the alignment: drop --score-only"));
   }
-  if ((o.tile == "auto") != !o.machine.empty()) {
-    return report_error(Error(Errc::invalid_argument,
-                              o.machine.empty()
-                                  ? "--tile auto needs --machine FILE: the cost model chooses the "
-                                    "tile from it (tilepipe calibrate --kernel sw --size QxT ...)"
-                                  : "--machine is for --tile auto (the model's tile): give both"));
+  if ((o.tile == "auto" || o.cyclic == "auto") != !o.machine.empty()) {
+    const char* why =
+        !o.machine.empty()
+            ? "--machine is for --tile auto or --cyclic auto (the model's choice): give one"
+        : o.tile == "auto"
+            ? "--tile auto needs --machine FILE: the cost model chooses the tile from it "
+              "(tilepipe calibrate --kernel sw --size QxT ...)"
+            : "--cyclic auto needs --machine FILE: the cost model chooses the factor from it "
+              "(tilepipe calibrate --kernel sw --size QxT ...)";
+    return report_error(Error(Errc::invalid_argument, why));
   }
   std::optional<std::int64_t> top;
   if (app.count("--top") > 0) {

@@ -165,7 +165,33 @@ TEST(CalibrateKernelsCli, align_tile_auto_runs_the_models_tile_with_the_same_res
   for (const char* field : {"score", "end_query", "end_target", "cigar", "query_start"}) {
     EXPECT_EQ(j[field], k[field]) << field;
   }
-  // Either flag alone is refused before any work.
+  // --cyclic auto: the factor `plan --cyclic auto` chooses (jointly with the tile), the same
+  // alignment; with a given tile height, the factor plan chooses for that height.
+  for (const char* tile : {"auto", "64"}) {
+    auto pc = tilepipe({"plan",     "--kernel",   "sw",        "--size",     "900x700",
+                        "--nodes",  "2",          "--tile",    tile,         "--map-dim",
+                        "2",        "--schedule", "overlap",   "--grouping", "hyperplane",
+                        "--cyclic", "auto",       "--machine", machine,      "--json"});
+    ASSERT_EQ(pc.exit_code, 0) << pc.err;
+    const auto pcj = nlohmann::json::parse(pc.out);
+    auto ac = tilepipe({"align", query, target, "--nodes", "2", "--tile", tile, "--cyclic", "auto",
+                        "--machine", machine, "--sync", "block", "--json"});
+    ASSERT_EQ(ac.exit_code, 0) << ac.err;
+    const auto acj = nlohmann::json::parse(ac.out);
+    EXPECT_EQ(acj["chosen_by"], "model") << tile;
+    EXPECT_EQ(acj["cyclic"], pcj["cyclic"]) << tile;
+    EXPECT_EQ(acj["tile"], pcj["tile"]) << tile;
+    EXPECT_DOUBLE_EQ(acj["predicted_s"].get<double>(), pcj["predicted_s"].get<double>()) << tile;
+    for (const char* field : {"score", "end_query", "end_target", "cigar", "query_start"}) {
+      EXPECT_EQ(acj[field], k[field]) << tile << ": " << field;
+    }
+  }
+  // Either auto without the machine, or the machine without an auto, is refused before any work.
+  auto no_machine_cyclic = tilepipe({"align", query, target, "--cyclic", "auto"});
+  EXPECT_EQ(no_machine_cyclic.exit_code, 2);
+  EXPECT_EQ(no_machine_cyclic.err,
+            "tilepipe: error: --cyclic auto needs --machine FILE: the cost model chooses the "
+            "factor from it (tilepipe calibrate --kernel sw --size QxT ...)\n");
   auto no_machine = tilepipe({"align", query, target, "--tile", "auto"});
   EXPECT_EQ(no_machine.exit_code, 2);
   EXPECT_EQ(no_machine.err,
@@ -174,7 +200,8 @@ TEST(CalibrateKernelsCli, align_tile_auto_runs_the_models_tile_with_the_same_res
   auto no_auto = tilepipe({"align", query, target, "--machine", machine});
   EXPECT_EQ(no_auto.exit_code, 2);
   EXPECT_EQ(no_auto.err,
-            "tilepipe: error: --machine is for --tile auto (the model's tile): give both\n");
+            "tilepipe: error: --machine is for --tile auto or --cyclic auto (the model's choice): "
+            "give one\n");
   for (const auto& f : {machine, query, target}) std::filesystem::remove(f);
 }
 

@@ -88,6 +88,26 @@ TEST(CyclicCli, runs_bit_for_bit_on_the_executor_matrix) {
   }
 }
 
+// The communication thread's pipeline on a rank slab of one part per cycle (ADR 0028): factors
+// 1-3 on 2 ranks x 2 CPUs, copied and direct faces, verified and the block plan's checksum.
+TEST(CyclicCli, the_comm_thread_runs_on_the_slabs_parts) {
+  std::string checksum;
+  for (const char* factor : {"1", "2", "3"}) {
+    for (const char* faces : {"copy", "direct"}) {
+      auto r = tilepipe({"run",      "--kernel",      "wave2d",  "--size", "60x48",  "--tile",
+                         "6",        "--nodes",       "2",       "--cpus", "2",      "--cyclic",
+                         factor,     "--comm-thread", "--faces", faces,    "--sync", "block",
+                         "--verify", "--json"});
+      const std::string what = std::string("cyclic ") + factor + " " + faces;
+      ASSERT_EQ(r.exit_code, 0) << what << ": " << r.err;
+      const auto j = nlohmann::json::parse(r.out);
+      EXPECT_EQ(j["verified"], true) << what;
+      if (checksum.empty()) checksum = j["checksum"];
+      EXPECT_EQ(j["checksum"], checksum) << what;
+    }
+  }
+}
+
 TEST(CyclicCli, the_wrap_from_the_last_rank_to_the_first_is_a_message) {
   // 2 ranks x 1 CPU, 2 cycles: rank 0 receives the faces of rank 1's first cycle.
   auto r = tilepipe({"run", "--kernel", "wave2d", "--size", "16x64", "--tile", "8", "--nodes", "2",
@@ -188,6 +208,18 @@ TEST(CyclicCli, bad_factors_are_one_line_and_exit_2) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.err, b.line);
   }
+  // align: the same rules along the query (60 rows of 9 over 2 ranks x 1 CPU).
+  const std::string fa = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/fasta";
+  const std::vector<std::string> pair = {fa + "/protein_query.fa", fa + "/protein_target.fa"};
+  auto zero = tilepipe("align", tp::test::cli::with(pair, {"--nodes", "2", "--cyclic", "0"}));
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_EQ(zero.err, "tilepipe: error: --cyclic dimension 1: 0 must be >= 1\n");
+  auto many = tilepipe(
+      "align", tp::test::cli::with(pair, {"--nodes", "2", "--tile", "9", "--cyclic", "100"}));
+  EXPECT_EQ(many.exit_code, 2);
+  EXPECT_EQ(many.err,
+            "tilepipe: error: --cyclic factor 100 along dimension 1 is larger than the rows allow: "
+            "60 rows of tiles over 2 CPUs fill at most 30 cycles\n");
 }
 
 // Frontier kernels (only faces travel): a rank's cycles change which tiles it runs, and its result

@@ -443,7 +443,7 @@ Status Sweep3d::learn_boxes(std::span<const Box<3>> owned, comm::World& world) c
   return {};
 }
 
-Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, std::span<const Box<3>> owned,
+Status Sweep3d::before_sweeps(const exec::RankSlab<Sweep3dCell, 3>&, std::span<const Box<3>> owned,
                               comm::World& world) const {
   TP_TRY(learn_boxes(owned, world));
   sweep_boxes(static_cast<std::size_t>(world.rank()), 0);  // sweep 0 is never mirrored
@@ -460,7 +460,7 @@ Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, std::span<c
 // cells at home there). A buffer to rank r holds, per box q of the sender's (outer) and box p of
 // r's (inner), per half, the rows of their common box; r reads them in the same order (its
 // sender's box outer).
-Status Sweep3d::after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab,
+Status Sweep3d::after_sweep(int done, const exec::RankSlab<Sweep3dCell, 3>& slab,
                             std::span<const Box<3>> owned, comm::World& world) const {
   State& st = *state_;
   const int finished = done - 1;

@@ -57,8 +57,8 @@ struct Accumulate {
 /// sent from the rank that computes the last point to the one that computes the first.
 struct Feedback : Accumulate {
   Index n1 = 0, n2 = 0;
-  tp::Status after_sweep(int, const SlabView<value_type, 2>& slab, std::span<const Box<2>> owned,
-                         tp::comm::World& world) const {
+  tp::Status after_sweep(int, const tp::exec::RankSlab<value_type, 2>& slab,
+                         std::span<const Box<2>> owned, tp::comm::World& world) const {
     constexpr int tag = 1000;
     const Point<2> first{1, 1};
     const Point<2> last{n1, n2};

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -50,63 +51,81 @@ inline Expected<bool> resolve_direct_faces(FaceMode mode, const comm::World& wor
 }
 
 /// A rank's slab in a region, and the shared-memory neighbours' slabs it writes faces into.
-/// Region layout per rank: one page holding the slab's Box, then the slab (row-major elements).
+/// Region layout per rank: a header of whole pages holding the number of the slab's parts
+/// (std::uint64_t) and their Boxes, then the parts one after another (each row-major elements;
+/// ADR 0028).
 /// Counters: counter `tag` counts the faces of the receive line with that tag (one producer per
 /// line, so a consumer with several neighbours knows which face arrived); counter
 /// `probe_base + tag` counts the probe faces of measure_transfer.
 template <class T, int D>
 class DirectFaces {
  public:
-  /// Collective: the region for this rank's slab over `slab_box`; `tags` bounds the line tags
-  /// (k * cpus + cpu < D * cpus). The slab is zero-filled.
-  static Expected<DirectFaces> create(comm::World& world, const Box<D>& slab_box, int tags) {
+  /// Collective: the region for this rank's slab, parts over `part_slabs`; `tags` bounds the
+  /// line tags (k * cpus + cpu < D * cpus). The slab is zero-filled.
+  static Expected<DirectFaces> create(comm::World& world, const std::vector<Box<D>>& part_slabs,
+                                      int tags) {
     DirectFaces f;
     f.world_ = &world;
     f.probe_base_ = static_cast<std::size_t>(tags);
-    const auto bytes = static_cast<std::size_t>(slab_box.volume()) * sizeof(T);
-    auto region = world.create_region(header_bytes + bytes, 2 * f.probe_base_);
+    std::size_t bytes = 0;
+    for (const Box<D>& b : part_slabs) bytes += static_cast<std::size_t>(b.volume()) * sizeof(T);
+    const std::size_t header = header_bytes(part_slabs.size());
+    auto region = world.create_region(header + bytes, 2 * f.probe_base_);
     if (!region) return Unexpected{region.error()};
     f.region_ = *region;
     // Touch every page now, as the zero-initialised vector of copied faces does: the region's
     // memory is zero-filled lazily, and page faults inside compute_tile would be timed.
-    std::memset(f.region_.local().data(), 0, f.region_.local().size());
-    std::memcpy(f.region_.local().data(), &slab_box, sizeof slab_box);
-    f.slab_ =
-        SlabView<T, D>(reinterpret_cast<T*>(f.region_.local().data() + header_bytes), slab_box);
+    std::byte* base = f.region_.local().data();
+    std::memset(base, 0, f.region_.local().size());
+    const std::uint64_t count = part_slabs.size();
+    std::memcpy(base, &count, sizeof count);
+    if (count > 0) {
+      std::memcpy(base + sizeof count, part_slabs.data(), part_slabs.size() * sizeof(Box<D>));
+    }
+    f.slab_ = views(base + header, part_slabs);
     f.peers_.resize(static_cast<std::size_t>(world.size()));
     return f;
   }
 
   /// This rank's slab (in the region).
-  [[nodiscard]] const SlabView<T, D>& slab() const noexcept { return slab_; }
+  [[nodiscard]] const RankSlab<T, D>& slab() const noexcept { return slab_; }
 
   /// Looks up the slab of every peer this rank sends to; call after a barrier that follows
   /// create on every rank (the peers' boxes are written by then).
   Status connect(const std::vector<FaceLine<D>>& send_lines) {
     for (const auto& line : send_lines) {
-      auto& view = peers_[static_cast<std::size_t>(line.peer)];
-      if (view.data() != nullptr) continue;
+      auto& peer = peers_[static_cast<std::size_t>(line.peer)];
+      if (peer.connected) continue;
       auto mem = world_->peer_memory(region_, line.peer);
-      if (!mem || mem->size() < header_bytes) {
+      const auto not_mapped = [&] {
         return fail_at(
             world_->rank(), Errc::internal,
             "rank " + std::to_string(line.peer) + "'s slab is not mapped for direct faces");
-      }
-      Box<D> box;
-      std::memcpy(&box, mem->data(), sizeof box);
-      if (mem->size() < header_bytes + static_cast<std::size_t>(box.volume()) * sizeof(T)) {
+      };
+      std::uint64_t count = 0;
+      if (!mem || mem->size() < sizeof count) return not_mapped();
+      std::memcpy(&count, mem->data(), sizeof count);
+      if (count > (mem->size() - sizeof count) / sizeof(Box<D>)) return not_mapped();
+      std::vector<Box<D>> boxes(count);
+      if (count > 0) std::memcpy(boxes.data(), mem->data() + sizeof count, count * sizeof(Box<D>));
+      std::size_t bytes = header_bytes(count);
+      for (const Box<D>& b : boxes) bytes += static_cast<std::size_t>(b.volume()) * sizeof(T);
+      if (mem->size() < bytes) {
         return fail_at(world_->rank(), Errc::internal,
                        "rank " + std::to_string(line.peer) + "'s slab is truncated");
       }
-      view = SlabView<T, D>(reinterpret_cast<T*>(mem->data() + header_bytes), box);
+      peer.slab = views(mem->data() + header_bytes(count), boxes);
+      peer.connected = true;
     }
     for (const auto& line : send_lines) {
-      const auto& view = peers_[static_cast<std::size_t>(line.peer)];
+      const auto& peer = peers_[static_cast<std::size_t>(line.peer)];
       for (const auto& r : line.regions) {
-        if (!view.bounds().contains(r)) {
+        const SlabView<T, D>* found = peer.part_holding(r);
+        if (found == nullptr) {
           return fail_at(world_->rank(), Errc::internal,
                          "a face does not lie in rank " + std::to_string(line.peer) + "'s slab");
         }
+        const SlabView<T, D>& view = *found;
         // Map the consumer's pages under the face into this process now (a read of one element
         // per page; shared memory pages map writable), not at the first send.
         constexpr auto per_page = static_cast<Index>(4096 / sizeof(T));
@@ -126,8 +145,11 @@ class DirectFaces {
   /// (the same points). No library call: any thread may write while another publishes.
   /// Returns the bytes copied.
   std::size_t write(const FaceLine<D>& line, Index seq) const {
-    const Box<D>& region = line.regions[static_cast<std::size_t>(seq)];
-    copy_region<T, D>(slab_, region, peers_[static_cast<std::size_t>(line.peer)]);
+    const auto s = static_cast<std::size_t>(seq);
+    const Box<D>& region = line.regions[s];
+    const SlabView<const T, D> from = slab_.part(static_cast<std::size_t>(line.parts[s]));
+    copy_region<T, D>(from, region,
+                      *peers_[static_cast<std::size_t>(line.peer)].part_holding(region));
     return static_cast<std::size_t>(region.volume()) * sizeof(T);
   }
 
@@ -175,9 +197,35 @@ class DirectFaces {
   }
 
  private:
-  /// The slab starts one page into the region (page-aligned rows, the box in front).
-  static constexpr std::size_t header_bytes = 4096;
-  static_assert(sizeof(Box<D>) <= header_bytes);
+  /// A peer's slab as this rank sees it (mapped by connect).
+  struct Peer {
+    RankSlab<T, D> slab;
+    bool connected = false;
+    /// The part whose bounds hold `region` (one does for every face region); O(parts).
+    [[nodiscard]] const SlabView<T, D>* part_holding(const Box<D>& region) const noexcept {
+      for (const auto& v : slab.parts()) {
+        if (v.bounds().contains(region)) return &v;
+      }
+      return nullptr;
+    }
+  };
+
+  /// The slab starts whole pages into the region (page-aligned rows; the part count and boxes in
+  /// front).
+  static constexpr std::size_t header_bytes(std::size_t parts) noexcept {
+    constexpr std::size_t page = 4096;
+    return (sizeof(std::uint64_t) + parts * sizeof(Box<D>) + page - 1) / page * page;
+  }
+
+  /// Views of parts over `boxes`, one after another from `at`.
+  static RankSlab<T, D> views(std::byte* at, const std::vector<Box<D>>& boxes) {
+    std::vector<SlabView<T, D>> parts;
+    for (const Box<D>& b : boxes) {
+      parts.emplace_back(reinterpret_cast<T*>(at), b);
+      at += static_cast<std::size_t>(b.volume()) * sizeof(T);
+    }
+    return RankSlab<T, D>(std::move(parts));
+  }
 
   static std::size_t counter_of(const FaceLine<D>& line) {
     return static_cast<std::size_t>(line.tag);
@@ -185,8 +233,8 @@ class DirectFaces {
 
   comm::World* world_ = nullptr;
   comm::Region region_;
-  SlabView<T, D> slab_;
-  std::vector<SlabView<T, D>> peers_;  ///< by rank; empty for ranks this rank does not send to
+  RankSlab<T, D> slab_;
+  std::vector<Peer> peers_;  ///< by rank; not connected for ranks this rank does not send to
   std::size_t probe_base_ = 0;
 };
 

@@ -160,8 +160,8 @@ template <class T, int D>
 class ResidentFaces {
  public:
   virtual ~ResidentFaces() = default;
-  /// The rank's slab (its tiles and the halo below them).
-  [[nodiscard]] const SlabView<T, D>& slab() const noexcept { return slab_; }
+  /// The rank's slab: one part per box of its points, with the halo below it (ADR 0028).
+  [[nodiscard]] const RankSlab<T, D>& slab() const noexcept { return slab_; }
   /// Collective, before the run: connects to the neighbours and measures one face's transfer
   /// time the way the run moves faces (RankReport::face_transfer_s; also the exposure cap).
   virtual Expected<double> connect_and_measure() = 0;
@@ -181,7 +181,7 @@ class ResidentFaces {
   virtual void complete(std::size_t l, ThreadRecord* rec) = 0;
 
  protected:
-  SlabView<T, D> slab_;
+  RankSlab<T, D> slab_;
 };
 
 /// Resident faces through messages: packed into a line buffer, sent, unpacked into the halo.
@@ -191,9 +191,15 @@ class CopiedFaces final : public ResidentFaces<T, D> {
   CopiedFaces(comm::World& world, const RankLayout<D>& layout, int queues)
       : world_(&world),
         layout_(&layout),
-        storage_(static_cast<std::size_t>(layout.slab_box.volume())),
+        storage_(static_cast<std::size_t>(slab_volume(layout))),
         lines_(world, layout, max_elems(layout.recv_lines), max_elems(layout.send_lines), queues) {
-    this->slab_ = SlabView<T, D>(storage_.data(), layout.slab_box);
+    std::vector<SlabView<T, D>> parts;
+    T* at = storage_.data();
+    for (const Box<D>& b : layout.part_slabs) {
+      parts.emplace_back(at, b);
+      at += b.volume();
+    }
+    this->slab_ = RankSlab<T, D>(std::move(parts));
   }
   Expected<double> connect_and_measure() override {
     auto s = measure_face_transfer(*world_, *layout_, sizeof(T));
@@ -203,16 +209,21 @@ class CopiedFaces final : public ResidentFaces<T, D> {
   void post_all() override { lines_.post_all(); }
   void begin_sweep(int) override { lines_.restart(); }
   void await(std::size_t l, Index seq, ThreadRecord& rec) override {
-    const Box<D>& region = layout_->recv_lines[l].regions[static_cast<std::size_t>(seq)];
-    unpack<T, D>(lines_.await(l, seq, static_cast<std::size_t>(region.volume()), rec), region,
-                 this->slab_);
+    const auto& line = layout_->recv_lines[l];
+    const Box<D>& region = line.regions[static_cast<std::size_t>(seq)];
+    unpack<T, D>(
+        lines_.await(l, seq, static_cast<std::size_t>(region.volume()), rec), region,
+        this->slab_.part(static_cast<std::size_t>(line.parts[static_cast<std::size_t>(seq)])));
     lines_.release(l);
   }
   double emit(std::size_t l, Index seq, int q, ThreadRecord&) override {
-    const Box<D>& region = layout_->send_lines[l].regions[static_cast<std::size_t>(seq)];
+    const auto& line = layout_->send_lines[l];
+    const Box<D>& region = line.regions[static_cast<std::size_t>(seq)];
     const auto n = static_cast<std::size_t>(region.volume());
     double waited = 0;
-    pack<T, D>(this->slab_, region, lines_.acquire(l, seq, n, waited));
+    const SlabView<const T, D> from =
+        this->slab_.part(static_cast<std::size_t>(line.parts[static_cast<std::size_t>(seq)]));
+    pack<T, D>(from, region, lines_.acquire(l, seq, n, waited));
     lines_.queue(q, l, seq, n);
     return waited;
   }
@@ -299,7 +310,7 @@ Expected<std::unique_ptr<ResidentFaces<T, D>>> make_resident_faces(comm::World& 
                                                                    int queues, bool eager) {
   std::unique_ptr<ResidentFaces<T, D>> out;
   if (direct) {
-    auto f = DirectFaces<T, D>::create(world, layout.slab_box, D * cpus);
+    auto f = DirectFaces<T, D>::create(world, layout.part_slabs, D * cpus);
     if (!f) return Unexpected{f.error()};
     out = std::make_unique<DirectStream<T, D>>(std::move(*f), layout, queues, eager);
   } else {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <span>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace tp::exec {
 
@@ -95,6 +97,38 @@ class SlabView {
   T* data_ = nullptr;
   Box<D> bounds_{};
   Point<D> strides_{};
+};
+
+/// A rank's slab in parts (docs/adr/0028-a-slab-of-the-ranks-own-rows.md): one SlabView per box
+/// of points the rank computes, each over that box and the halo below it (one part for a block
+/// plan, one per cycle vector for a block-cyclic one, none for an idle rank). The parts' bounds
+/// are disjoint; a tile and its halo lie in one part. Owns only the list of views, not the
+/// memory.
+template <class T, int D>
+class RankSlab {
+ public:
+  RankSlab() = default;
+  explicit RankSlab(std::vector<SlabView<T, D>> parts) : parts_(std::move(parts)) {}
+
+  /// The parts, in row-major order of their corners (the order of the rank's owned boxes).
+  [[nodiscard]] std::span<const SlabView<T, D>> parts() const noexcept { return parts_; }
+  /// Part i (i < parts().size()).
+  [[nodiscard]] const SlabView<T, D>& part(std::size_t i) const noexcept { return parts_[i]; }
+  /// Pointer to the element of point p, which must lie in a part's bounds (null otherwise);
+  /// O(parts): for hooks that walk rows, not for per-point loops.
+  [[nodiscard]] T* at(const Point<D>& p) const noexcept {
+    for (const auto& v : parts_) {
+      if (v.bounds().contains(Box<D>{p, next(p)})) return v.at(p);
+    }
+    return nullptr;
+  }
+
+ private:
+  static constexpr Point<D> next(Point<D> p) noexcept {
+    for (auto& x : p) ++x;
+    return p;
+  }
+  std::vector<SlabView<T, D>> parts_;
 };
 
 /// One contiguous face buffer per dimension: faces[k] crosses dimension k (normal e_k).

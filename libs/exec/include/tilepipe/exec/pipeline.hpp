@@ -22,11 +22,10 @@ namespace detail {
 /// `threads` threads (not timed), with the tile and point counts into the outcome's report.
 template <ResidentKernel K, class Outcome>
 Status reduce_rank_result(const K& kernel, const RankLayout<K::dims>& layout,
-                          const SlabView<typename K::value_type, K::dims>& slab, int threads,
+                          const RankSlab<typename K::value_type, K::dims>& slab, int threads,
                           int rank, Outcome& outcome) {
   using R = typename K::result_type;
   std::vector<R> partial(static_cast<std::size_t>(threads));
-  const SlabView<const typename K::value_type, K::dims> cslab = slab;
   std::vector<const Task<K::dims>*> all;
   for (const auto& s : layout.steps) {
     for (const auto& task : s.tasks) all.push_back(&task);
@@ -36,6 +35,8 @@ Status reduce_rank_result(const K& kernel, const RankLayout<K::dims>& layout,
     for (auto x = static_cast<std::size_t>(t); x < all.size();
          x += static_cast<std::size_t>(threads)) {
       const Box<K::dims>& box = all[x]->box;
+      const SlabView<const typename K::value_type, K::dims> cslab =
+          slab.part(static_cast<std::size_t>(all[x]->part));
       p = K::combine(p, kernel_call(box, [&] { return kernel.tile_result(box, cslab); }));
     }
   }));
@@ -47,24 +48,18 @@ Status reduce_rank_result(const K& kernel, const RankLayout<K::dims>& layout,
 /// The points a rank computes as disjoint boxes, in row-major order of their corners: its tiles'
 /// bounding box for a block plan; for a block-cyclic plan (ADR 0018) one box per cycle vector,
 /// the product over the dimensions of the intervals its rows cover (its tiles are the product of
-/// one set of tile indices per dimension, as the mapping is). None for an idle rank. O(T log T)
-/// for T tiles.
+/// one set of tile indices per dimension, as the mapping is). None for an idle rank. The parts
+/// of its slab (RankLayout::parts, ADR 0028).
 template <int D>
-std::vector<Box<D>> owned_boxes(const RankLayout<D>& layout) {
-  std::vector<Box<D>> tiles;
-  for (const auto& s : layout.steps) {
-    for (const auto& task : s.tasks) tiles.push_back(task.box);
-  }
-  auto boxes = product_boxes<D>(tiles);
-  TP_ASSERT(boxes.has_value());  // the tiles are a product of intervals and tile the boxes
-  return std::move(*boxes);
+const std::vector<Box<D>>& owned_boxes(const RankLayout<D>& layout) {
+  return layout.parts;
 }
 
 /// The values of the rank's tiles into the outcome: its boxes (owned_boxes) one after another,
 /// each row-major.
 template <class T, int D, class Outcome>
-void keep_rank_values(const RankLayout<D>& layout, const SlabView<T, D>& slab, Outcome& outcome) {
-  const std::vector<Box<D>> boxes = owned_boxes(layout);
+void keep_rank_values(const RankLayout<D>& layout, const RankSlab<T, D>& slab, Outcome& outcome) {
+  const std::vector<Box<D>>& boxes = owned_boxes(layout);
   Index volume = 0;
   for (const Box<D>& box : boxes) {
     outcome.values_lo.insert(outcome.values_lo.end(), box.lo.begin(), box.lo.end());
@@ -73,9 +68,9 @@ void keep_rank_values(const RankLayout<D>& layout, const SlabView<T, D>& slab, O
   }
   outcome.values.resize(static_cast<std::size_t>(volume) * sizeof(T));
   T* at = reinterpret_cast<T*>(outcome.values.data());
-  for (const Box<D>& box : boxes) {
-    const auto n = static_cast<std::size_t>(box.volume());
-    pack<T, D>(slab, box, std::span<T>(at, n));
+  for (std::size_t p = 0; p < boxes.size(); ++p) {
+    const auto n = static_cast<std::size_t>(boxes[p].volume());
+    pack<T, D>(slab.part(p), boxes[p], std::span<T>(at, n));
     at += n;
   }
 }
@@ -83,15 +78,18 @@ void keep_rank_values(const RankLayout<D>& layout, const SlabView<T, D>& slab, O
 /// The initial values of the rank's points from `initial` (PipelineOptions::initial_rows), row by
 /// row of its boxes (owned_boxes) into the slab.
 template <class T, int D>
-Status fill_initial(const RankLayout<D>& layout, const SlabView<T, D>& slab,
+Status fill_initial(const RankLayout<D>& layout, const RankSlab<T, D>& slab,
                     const InitialRows& initial, int rank) {
   Status st;
-  for (const Box<D>& box : owned_boxes(layout)) {
+  const std::vector<Box<D>>& boxes = owned_boxes(layout);
+  for (std::size_t p = 0; p < boxes.size(); ++p) {
+    const Box<D>& box = boxes[p];
+    const SlabView<T, D>& part = slab.part(p);
     const auto n = static_cast<std::size_t>(box.extent(D - 1));
     for_each_row(box, [&](const Point<D>& first) {
       if (st)
         st = initial(std::span<const Index>(first),
-                     std::as_writable_bytes(std::span(slab.at(first), n)));
+                     std::as_writable_bytes(std::span(part.at(first), n)));
     });
   }
   if (!st) return Unexpected{st.error().rank >= 0 ? st.error() : st.error().on_rank(rank)};
@@ -101,10 +99,11 @@ Status fill_initial(const RankLayout<D>& layout, const SlabView<T, D>& slab,
 /// A resident kernel that changes its array between the sweeps of a run (PipelineOptions::sweeps):
 /// on every rank, after `done` sweeps, one thread calls after_sweep(done, slab, owned, world)
 /// (`owned`: the boxes of points the rank computes, owned_boxes: one for a block plan, one per
-/// cycle for a block-cyclic one, none for an idle rank); it may communicate through `world`.
+/// cycle for a block-cyclic one, none for an idle rank; `slab`: the rank's slab, part p over
+/// owned[p] and the halo below it, ADR 0028); it may communicate through `world`.
 template <class K>
 concept SweepHook = requires(const K& k, int done,
-                             const SlabView<typename K::value_type, K::dims>& slab,
+                             const RankSlab<typename K::value_type, K::dims>& slab,
                              std::span<const Box<K::dims>> owned, comm::World& world) {
   { k.after_sweep(done, slab, owned, world) } -> std::same_as<Status>;
 };
@@ -113,7 +112,7 @@ concept SweepHook = requires(const K& k, int done,
 /// slab is filled and before any tile runs, one thread calls before_sweeps(slab, owned, world)
 /// (`owned` as for SweepHook); it may communicate through `world`.
 template <class K>
-concept StartHook = requires(const K& k, const SlabView<typename K::value_type, K::dims>& slab,
+concept StartHook = requires(const K& k, const RankSlab<typename K::value_type, K::dims>& slab,
                              std::span<const Box<K::dims>> owned, comm::World& world) {
   { k.before_sweeps(slab, owned, world) } -> std::same_as<Status>;
 };
@@ -164,7 +163,7 @@ Status first_sweep(const K& kernel, comm::World& world,
   if constexpr (StartHook<K>) {
     Status started;
     try {
-      const std::vector<Box<K::dims>> owned = owned_boxes(layout);
+      const std::vector<Box<K::dims>>& owned = owned_boxes(layout);
       started = kernel.before_sweeps(faces.slab(), std::span<const Box<K::dims>>(owned), world);
     } catch (const std::exception& e) {
       return fail_at(world.rank(), Errc::internal,
@@ -186,7 +185,7 @@ Status sweep_hook(const K& kernel, comm::World& world,
   if constexpr (SweepHook<K>) {
     Status hooked;
     try {
-      const std::vector<Box<K::dims>> owned = owned_boxes(layout);
+      const std::vector<Box<K::dims>>& owned = owned_boxes(layout);
       hooked = kernel.after_sweep(sweep, faces.slab(), std::span<const Box<K::dims>>(owned), world);
     } catch (const std::exception& e) {
       return fail_at(world.rank(), Errc::internal,
@@ -251,7 +250,9 @@ Expected<ResidentRank<K>> open_resident_rank(const K& kernel, const plan::Plan& 
       world, *rank.layout, direct, static_cast<int>(plan.cpus()), queues, eager);
   if (!faces) return Unexpected{faces.error()};
   rank.faces = std::move(*faces);
-  fill_outer_halo(kernel, rank.faces->slab(), rank.layout->space);
+  for (const auto& part : rank.faces->slab().parts()) {
+    fill_outer_halo(kernel, part, rank.layout->space);
+  }
   if (initial) TP_TRY(fill_initial(*rank.layout, rank.faces->slab(), initial, world.rank()));
   report.direct_faces = direct;
   auto face_s = rank.faces->connect_and_measure();
@@ -320,7 +321,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   Role* role = *first;
   const RankLayout<D>* layout = role->rank.layout.get();
   detail::ResidentFaces<T, D>* faces = role->rank.faces.get();
-  SlabView<T, D> slab = faces->slab();
+  const RankSlab<T, D>* slab = &faces->slab();
   const int subtiles = detail::choose_subtiles(plan, options.subtiles, *layout, [&] {
     return measure_tile_seconds(kernel, layout->typical_tile);
   });
@@ -342,9 +343,13 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
     }
     if (any) records[t].account(SpanKind::wait, layout->steps[s].time, a, Clock::now());
   };
-  const auto compute = [&](int t, const Task<D>&, std::size_t s, int, Index, const Box<D>& part) {
+  const auto compute = [&](int t, const Task<D>& task, std::size_t s, int, Index,
+                           const Box<D>& part) {
     const auto a = Clock::now();
-    if (!part.empty()) detail::kernel_call(part, [&] { kernel.compute_tile(part, slab); });
+    if (!part.empty()) {
+      const SlabView<T, D>& view = slab->part(static_cast<std::size_t>(task.part));
+      detail::kernel_call(part, [&] { kernel.compute_tile(part, view); });
+    }
     records[t].account(SpanKind::compute, layout->steps[s].time, a, Clock::now());
   };
   const auto close = [&](int t, const Task<D>& task, std::size_t s, int) {
@@ -372,7 +377,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
       role = *next;
       layout = role->rank.layout.get();
       faces = role->rank.faces.get();
-      slab = faces->slab();
+      slab = &faces->slab();
       faces->begin_sweep(role->sweeps);
       faces->post_all();
       TP_TRY(world.barrier());
@@ -383,8 +388,8 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   }
   // The result and the values: the last sweep's (its role's tiles and slab).
   records.finish(outcome);
-  TP_TRY(detail::reduce_rank_result(kernel, *layout, slab, threads, world.rank(), outcome));
-  if (options.keep_values) detail::keep_rank_values(*layout, slab, outcome);
+  TP_TRY(detail::reduce_rank_result(kernel, *layout, *slab, threads, world.rank(), outcome));
+  if (options.keep_values) detail::keep_rank_values(*layout, *slab, outcome);
   return outcome;
 }
 

@@ -125,7 +125,8 @@ class CommThreadRun {
     ThreadRecord& rec = records_[t];
     const auto a = Clock::now();
     if (!task.box.empty()) {
-      kernel_call(task.box, [&] { kernel_.compute_tile(task.box, faces_.slab()); });
+      const SlabView<T, D>& view = faces_.slab().part(static_cast<std::size_t>(task.part));
+      kernel_call(task.box, [&] { kernel_.compute_tile(task.box, view); });
     }
     const auto b = Clock::now();
     rec.account(SpanKind::compute, step.time, a, b);
@@ -209,7 +210,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   if (!rank) return Unexpected{rank.error()};
   const RankLayout<D>& layout = *rank->layout;
   detail::ResidentFaces<T, D>& faces = *rank->faces;
-  const SlabView<T, D> slab = faces.slab();
+  const RankSlab<T, D>& slab = faces.slab();
   TP_TRY(detail::first_sweep(kernel, world, faces, layout));
   faces.post_all();
   TP_TRY(world.barrier());

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -23,6 +25,7 @@ struct Task {
   Box<D> box;
   int cpu = 0;                    ///< row-major index in the node's CPU grid
   Index cpu_offset = 0;           ///< sum of the CPU grid coordinates: the subtile skew (vertical)
+  int part = 0;                   ///< the part of the rank's slab that holds the box and its halo
   std::array<int, D> in_line;     ///< receive line feeding the face across dimension k, or -1
   std::array<int, D> out_line;    ///< send line taking the face across dimension k, or -1
   std::array<Index, D> in_seq{};  ///< position of this face in its line
@@ -37,6 +40,7 @@ struct FaceLine {
   int cpu = 0;   ///< the thread of this rank that owns the line
   std::size_t max_elems = 0;
   std::vector<Box<D>> regions;  ///< the slab region of each face, in sequence order
+  std::vector<int> parts;       ///< the part of this rank's slab that holds each region
   Index next_seq = 0;           ///< send lines: the next face to start
 };
 
@@ -51,8 +55,13 @@ struct StepTasks {
 /// Everything a rank needs to run its share of a plan.
 template <int D>
 struct RankLayout {
-  Box<D> space;     ///< the iteration space, half-open, from 1
-  Box<D> slab_box;  ///< this rank's tiles plus the halo below them
+  Box<D> space;  ///< the iteration space, half-open, from 1
+  /// The boxes of points the rank computes, disjoint, in row-major order of their corners: its
+  /// tiles' bounding box for a block plan, one per cycle vector for a block-cyclic one (ADR
+  /// 0018), none for an idle rank. Part p of the slab holds parts[p] and the halo below it,
+  /// part_slabs[p] (ADR 0028): the slab holds the rank's own rows only.
+  std::vector<Box<D>> parts;
+  std::vector<Box<D>> part_slabs;
   std::vector<StepTasks<D>> steps;
   std::vector<FaceLine<D>> recv_lines;
   std::vector<FaceLine<D>> send_lines;
@@ -61,7 +70,60 @@ struct RankLayout {
   Index min_map_extent = 1;  ///< the shortest tile extent along the mapping dimension
 };
 
+/// The points of `layout`'s slab: its parts with the halo below each (ADR 0028).
+template <int D>
+Index slab_volume(const RankLayout<D>& layout) {
+  Index n = 0;
+  for (const Box<D>& b : layout.part_slabs) n += b.volume();
+  return n;
+}
+
 namespace detail {
+
+/// Disjoint boxes that `parts` (non-empty ones; empty ones are skipped) tile exactly, in row-major
+/// order of their corners: the product over the dimensions of the merged intervals the parts
+/// cover (intervals that meet or overlap join). nullopt where the parts do not tile that product
+/// (their volumes differ); none for no non-empty part. O(P log P) for P parts.
+template <int D>
+std::optional<std::vector<Box<D>>> product_boxes(const std::vector<Box<D>>& parts) {
+  std::array<std::vector<std::pair<Index, Index>>, D> spans;
+  Index parts_volume = 0;
+  for (const Box<D>& b : parts) {
+    if (b.empty()) continue;
+    parts_volume += b.volume();
+    for (int d = 0; d < D; ++d) spans[d].emplace_back(b.lo[d], b.hi[d]);
+  }
+  if (parts_volume == 0) return std::vector<Box<D>>{};
+  for (auto& v : spans) {
+    std::sort(v.begin(), v.end());
+    std::vector<std::pair<Index, Index>> merged;
+    for (const auto& [lo, hi] : v) {
+      if (!merged.empty() && lo <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, hi);
+      } else {
+        merged.emplace_back(lo, hi);
+      }
+    }
+    v = std::move(merged);
+  }
+  std::vector<Box<D>> boxes;
+  std::array<std::size_t, D> at{};
+  Index volume = 0;
+  for (;;) {
+    Box<D> b;
+    for (int d = 0; d < D; ++d) {
+      b.lo[d] = spans[d][at[d]].first;
+      b.hi[d] = spans[d][at[d]].second;
+    }
+    volume += b.volume();
+    boxes.push_back(b);
+    int d = D - 1;
+    while (d >= 0 && ++at[d] == spans[d].size()) at[d--] = 0;
+    if (d < 0) break;
+  }
+  if (volume != parts_volume) return std::nullopt;
+  return boxes;
+}
 
 template <int D>
 Box<D> half_open_box(const plan::Plan& p, const plan::Index& tile) {
@@ -177,10 +239,8 @@ Expected<RankLayout<D>> build_rank_layout(const plan::Plan& plan, int rank,
   const auto counts = plan.tile_space().counts();
   const auto tiles = plan.tiles_of(rank);
   if (tiles.empty()) {
-    // An idle rank (fewer rows of tiles than nodes): no steps, no lines and an empty slab at the
-    // space's corner; it still joins every collective of the run. Its typical tile is tile 0's.
-    layout.slab_box.lo = layout.space.lo;
-    layout.slab_box.hi = layout.space.lo;
+    // An idle rank (fewer rows of tiles than nodes): no steps, no lines and a slab of no part;
+    // it still joins every collective of the run. Its typical tile is tile 0's.
     layout.typical_tile = detail::half_open_box<D>(plan, plan::Index(D, 0));
     layout.min_map_extent = layout.typical_tile.extent(plan.map_dim());
     return layout;
@@ -188,9 +248,8 @@ Expected<RankLayout<D>> build_rank_layout(const plan::Plan& plan, int rank,
 
   std::map<std::pair<int, int>, int> recv_index;  // (k, cpu) -> line
   std::map<std::pair<int, int>, int> send_index;
-  Box<D> rank_box = split_tile_box<D>(plan, tiles.front(), split);
-  layout.typical_tile = rank_box;
-  layout.min_map_extent = rank_box.extent(i);
+  layout.typical_tile = split_tile_box<D>(plan, tiles.front(), split);
+  layout.min_map_extent = layout.typical_tile.extent(i);
   const auto region_of = [&](const Box<D>& box, int k, bool outgoing) {
     Box<D> r = outgoing ? outgoing_face<D>(box, k, halo[static_cast<std::size_t>(k)])
                         : incoming_face<D>(box, k, halo[static_cast<std::size_t>(k)]);
@@ -217,10 +276,6 @@ Expected<RankLayout<D>> build_rank_layout(const plan::Plan& plan, int rank,
     for (auto c : cpu_coords) task.cpu_offset += c;
     layout.max_cpu_offset = std::max(layout.max_cpu_offset, task.cpu_offset);
     layout.min_map_extent = std::min(layout.min_map_extent, task.box.extent(i));
-    for (int d = 0; d < D; ++d) {
-      rank_box.lo[d] = std::min(rank_box.lo[d], task.box.lo[d]);
-      rank_box.hi[d] = std::max(rank_box.hi[d], task.box.hi[d]);
-    }
     for (int k = 0; k < D; ++k) {
       if (k == i) continue;  // along the mapping dimension every neighbour is on this CPU
       const auto kk = static_cast<std::size_t>(k);
@@ -277,9 +332,89 @@ Expected<RankLayout<D>> build_rank_layout(const plan::Plan& plan, int rank,
     step.task_of_cpu[static_cast<std::size_t>(task.cpu)] = static_cast<int>(step.tasks.size());
     step.tasks.push_back(task);
   }
-  layout.slab_box = rank_box;
-  for (int d = 0; d < D; ++d) layout.slab_box.lo[d] -= halo[static_cast<std::size_t>(d)];
+  // The slab's parts (ADR 0028): the boxes the tiles tile (one per cycle vector), each with the
+  // halo below it. A part is a product of one merged interval per dimension; a tile's part is
+  // found from the interval holding its corner in each dimension.
+  std::vector<Box<D>> boxes;
+  for (const auto& step : layout.steps) {
+    for (const auto& task : step.tasks) boxes.push_back(task.box);
+  }
+  auto parts = detail::product_boxes<D>(boxes);
+  TP_ASSERT(parts.has_value() && !parts->empty());  // the tiles are a product of intervals
+  layout.parts = std::move(*parts);
+  std::array<std::vector<Index>, D> starts;  // per dimension, the intervals' low ends, ascending
+  for (const Box<D>& part : layout.parts) {
+    Box<D> slab = part;
+    for (int d = 0; d < D; ++d) {
+      slab.lo[d] -= halo[static_cast<std::size_t>(d)];
+      auto& v = starts[static_cast<std::size_t>(d)];
+      if (std::find(v.begin(), v.end(), part.lo[d]) == v.end()) v.push_back(part.lo[d]);
+    }
+    layout.part_slabs.push_back(slab);
+  }
+  for (auto& v : starts) std::sort(v.begin(), v.end());
+  for (auto& step : layout.steps) {
+    for (auto& task : step.tasks) {
+      std::size_t at = 0;
+      for (int d = 0; d < D; ++d) {
+        const auto& v = starts[static_cast<std::size_t>(d)];
+        const auto x = std::upper_bound(v.begin(), v.end(), task.box.lo[d]) - v.begin() - 1;
+        at = at * v.size() + static_cast<std::size_t>(x);
+      }
+      task.part = static_cast<int>(at);
+      TP_ASSERT(layout.parts[at].contains(task.box));
+      for (int k = 0; k < D; ++k) {
+        const auto kk = static_cast<std::size_t>(k);
+        if (task.in_line[kk] >= 0) {
+          auto& line = layout.recv_lines[static_cast<std::size_t>(task.in_line[kk])];
+          line.parts.resize(line.regions.size());
+          line.parts[static_cast<std::size_t>(task.in_seq[kk])] = task.part;
+        }
+        if (task.out_line[kk] >= 0) {
+          auto& line = layout.send_lines[static_cast<std::size_t>(task.out_line[kk])];
+          line.parts.resize(line.regions.size());
+          line.parts[static_cast<std::size_t>(task.out_seq[kk])] = task.part;
+        }
+      }
+    }
+  }
   return layout;
+}
+
+/// The points of rank `rank`'s slab (build_rank_layout's part_slabs without a RowSplit, summed)
+/// for a kernel with halo widths `halo` (one per dimension): along each dimension the rank's
+/// rows of tiles merge into intervals, each with the halo below it, and the parts are their
+/// product. 0 for an idle rank. O(tiles along the dimensions) (ADR 0028: the door's memory
+/// estimate).
+inline Index slab_points(const plan::Plan& plan, std::int64_t rank, std::span<const int> halo) {
+  const int dims = static_cast<int>(plan.space().dims());
+  TP_EXPECTS(static_cast<int>(halo.size()) == dims);
+  const auto node = plan.node_coords(rank);
+  const auto counts = plan.tile_space().counts();
+  Index points = 1;
+  std::size_t f = 0;
+  for (int d = 0; d < dims; ++d) {
+    const auto dd = static_cast<std::size_t>(d);
+    const bool mapped = d == plan.map_dim();
+    plan::Index tile(static_cast<std::size_t>(dims), 0);
+    Index length = 0;
+    Index intervals = 0;
+    Index last_hi = 0;
+    for (Index j = 0; j < counts[dd]; ++j) {
+      tile[dd] = j;
+      if (!mapped && plan.node_of(tile)[f] != node[f]) continue;
+      const auto b = plan::tile_box(plan.space(), plan.tiling(), tile);
+      const Index lo = b.lo[dd];
+      const Index hi = b.hi[dd] + 1;
+      if (hi <= lo) continue;
+      if (intervals == 0 || lo != last_hi) ++intervals;
+      length += hi - lo;
+      last_hi = hi;
+    }
+    if (!mapped) ++f;
+    points *= length + intervals * halo[dd];
+  }
+  return points;
 }
 
 }  // namespace tp::exec

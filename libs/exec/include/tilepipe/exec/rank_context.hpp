@@ -19,7 +19,6 @@
 #include <chrono>
 #include <exception>
 #include <functional>
-#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -74,55 +73,6 @@ struct RankOutcome {
   std::vector<Index> values_lo, values_hi;
   std::vector<std::byte> values;
 };
-
-namespace detail {
-
-/// Disjoint boxes that `parts` (non-empty ones; empty ones are skipped) tile exactly, in row-major
-/// order of their corners: the product over the dimensions of the merged intervals the parts
-/// cover (intervals that meet or overlap join). nullopt where the parts do not tile that product
-/// (their volumes differ); none for no non-empty part. O(P log P) for P parts.
-template <int D>
-std::optional<std::vector<Box<D>>> product_boxes(const std::vector<Box<D>>& parts) {
-  std::array<std::vector<std::pair<Index, Index>>, D> spans;
-  Index parts_volume = 0;
-  for (const Box<D>& b : parts) {
-    if (b.empty()) continue;
-    parts_volume += b.volume();
-    for (int d = 0; d < D; ++d) spans[d].emplace_back(b.lo[d], b.hi[d]);
-  }
-  if (parts_volume == 0) return std::vector<Box<D>>{};
-  for (auto& v : spans) {
-    std::sort(v.begin(), v.end());
-    std::vector<std::pair<Index, Index>> merged;
-    for (const auto& [lo, hi] : v) {
-      if (!merged.empty() && lo <= merged.back().second) {
-        merged.back().second = std::max(merged.back().second, hi);
-      } else {
-        merged.emplace_back(lo, hi);
-      }
-    }
-    v = std::move(merged);
-  }
-  std::vector<Box<D>> boxes;
-  std::array<std::size_t, D> at{};
-  Index volume = 0;
-  for (;;) {
-    Box<D> b;
-    for (int d = 0; d < D; ++d) {
-      b.lo[d] = spans[d][at[d]].first;
-      b.hi[d] = spans[d][at[d]].second;
-    }
-    volume += b.volume();
-    boxes.push_back(b);
-    int d = D - 1;
-    while (d >= 0 && ++at[d] == spans[d].size()) at[d--] = 0;
-    if (d < 0) break;
-  }
-  if (volume != parts_volume) return std::nullopt;
-  return boxes;
-}
-
-}  // namespace detail
 
 namespace detail {
 

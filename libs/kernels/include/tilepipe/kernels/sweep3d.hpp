@@ -149,7 +149,7 @@ class Sweep3d {
       const Box<3>& box, const exec::SlabView<const Sweep3dCell, 3>& slab) const noexcept;
   /// Before the first sweep (every rank, one thread): every rank's boxes, so that from the first
   /// sweep on the sweep itself adds the p_o of the cells at home into their sums.
-  Status before_sweeps(const exec::SlabView<Sweep3dCell, 3>& slab, std::span<const Box<3>> owned,
+  Status before_sweeps(const exec::RankSlab<Sweep3dCell, 3>& slab, std::span<const Box<3>> owned,
                        comm::World& world) const;
   /// The mesh dimensions sweep s mirrors (exec's MirrorHook, ADR 0024): its octant's reflected
   /// dimensions (paired: i and j only), none in the final sweep. With a mirror-symmetric
@@ -162,7 +162,7 @@ class Sweep3d {
   [[nodiscard]] std::int64_t values_moved() const noexcept { return state_->moved; }
   /// Between sweeps (every rank, one thread): the finished octant's p_o to the cells' homes, and
   /// the sources of the next octant's cells from theirs.
-  Status after_sweep(int done, const exec::SlabView<Sweep3dCell, 3>& slab,
+  Status after_sweep(int done, const exec::RankSlab<Sweep3dCell, 3>& slab,
                      std::span<const Box<3>> owned, comm::World& world) const;
 
  private:

@@ -11,6 +11,7 @@
 #include <tilepipe/runtime/ranks.hpp>
 #include <tilepipe/runtime/run_options.hpp>
 
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -257,14 +258,22 @@ Status decode_total(const std::vector<std::byte>& blob, RunResult<R>& out) {
   return {};
 }
 
-/// The bytes a resident kernel's slabs take over the whole space (once more with a verification,
-/// and once more for the values kept for an output file).
+/// The bytes a resident kernel's arrays take: the ranks' slabs (each its own rows of tiles and
+/// the halo below them, exec::slab_points, ADR 0028: the space once, whatever the cyclic
+/// factors), and the whole space once more with a verification and once more for the values
+/// kept for an output file.
 template <exec::Kernel K>
 double array_bytes(const K& kernel, const plan::Plan& plan, const RunOptions& options) {
   if constexpr (exec::ResidentKernel<K>) {
-    const double one = static_cast<double>(plan.space().points()) *
-                       static_cast<double>(sizeof(typename K::value_type));
-    return one * (1 + (options.verify ? 1 : 0) + (options.output.empty() ? 0 : 1));
+    constexpr double elem = sizeof(typename K::value_type);
+    std::array<int, K::dims> halo{};
+    for (int d = 0; d < K::dims; ++d) halo[static_cast<std::size_t>(d)] = exec::halo_width<K>(d);
+    double slabs = 0;
+    for (std::int64_t r = 0; r < plan.nodes(); ++r) {
+      slabs += static_cast<double>(exec::slab_points(plan, r, halo));
+    }
+    const double one = static_cast<double>(plan.space().points()) * elem;
+    return slabs * elem + one * ((options.verify ? 1 : 0) + (options.output.empty() ? 0 : 1));
   } else {
     double bytes = 0;
     // A frontier kernel's faces over the run, where it says (once more for the verification).
