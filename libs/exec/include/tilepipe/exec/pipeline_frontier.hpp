@@ -167,6 +167,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   detail::MessageLines<F> lines(world, layout, fl.recv_elems, fl.send_elems, threads);
 
   auto outcome = detail::start_outcome<R>(world, threads);
+  const auto set_up = detail::Clock::now();  // RankReport::setup_s
   // With keep_values, a kernel's output values go straight from its tiles into the outcome.
   auto keep = detail::FrontierKeep<K>::make(kernel, layout, options.keep_values, outcome);
   if (!keep) return Unexpected{keep.error()};
@@ -179,6 +180,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   lines.post_all();
   TP_TRY(world.barrier());
 
+  outcome.report.setup_s = detail::seconds(detail::Clock::now() - set_up);
   detail::ThreadRecords records(threads, options);
   // A tile's faces, before its first subtile: remote ones received, local slots, or none
   // (boundary, unread); out-faces to other ranks in a free line buffer.
