@@ -26,7 +26,8 @@ and the wall time of the whole command as the script sees it (`command_s`, mpiru
 usage: bench_recurrence.py BUILD_DIR OUT_DIR [--sizes 8000,20000] [--sweeps 1,10] [--repeat 5]
                            [--groups 16,64,256,1024] [--group G] [--tiles 256,512,1024,2048]
                            [--map-dims 2,1] [--tile H --map-dim M] [--append]
-Writes OUT/results.json and OUT/summary.md (--append: adds its rows to those already there);
+Each measured run starts after --settle seconds of rest (0.5: a run that follows an mpirun job
+otherwise shares the CPUs with its exit). Writes OUT/results.json and OUT/summary.md (--append: adds its rows to those already there);
 prints the summary. Load (uptime) before and after. Every tilepipe row also carries `setup_s`:
 the slowest rank's set-up before its first step (layout, slab, faces), timed inside.
 """
@@ -81,6 +82,8 @@ def main():
     ap.add_argument("--map-dims", default="2,1", help="mapping dimensions tuned with the height")
     ap.add_argument("--map-dim", type=int, default=0, help="with --tile: the mapping dimension")
     ap.add_argument("--append", action="store_true")
+    ap.add_argument("--settle", type=float, default=0.5,
+                    help="seconds of rest before each measured run (the last one's exit settles)")
     a = ap.parse_args()
     door = os.path.join(a.build, "bench/recurrence/recurrence_door")
     hand = os.path.join(a.build, "bench/recurrence/handwritten_mpi")
@@ -132,6 +135,7 @@ def main():
             for rep in range(a.repeat):
                 order = names[rep % len(names):] + names[:rep % len(names)]
                 for name in order:
+                    time.sleep(a.settle)
                     runs[name].append(run_json(configs[name](n, t)))
             sums = {r["sum"] for rs in runs.values() for r in rs}
             if len(sums) != 1:
@@ -145,6 +149,9 @@ def main():
                              "seconds_max": max(r["seconds"] for r in rs),
                              "process_over_handwritten": med["process_s"] / ref,
                              "runs": rs})
+            # Each grid's rows as soon as they are measured (a window that runs out keeps them).
+            with open(os.path.join(a.out, f"partial-{n}-{t}.json"), "w") as f:
+                json.dump([r for r in rows if (r["n"], r["sweeps"]) == (n, t)], f, indent=1)
     load_after = load()
     result = {"group": group, "tuning": tuning, "repeat": a.repeat, "tile": tile, "map_dim": map_dim,
               "tile_tuning": tile_tuning, "load_before": load_before, "load_after": load_after,
@@ -176,6 +183,9 @@ def main():
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(text)
+    for n in sizes:
+        for t in sweeps:
+            os.remove(os.path.join(a.out, f"partial-{n}-{t}.json"))
     print(text)
 
 

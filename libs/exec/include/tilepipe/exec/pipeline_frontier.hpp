@@ -115,6 +115,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using R = typename K::result_type;
   using detail::Clock;
   TP_TRY(detail::check_plan_fits(plan, world, D));
+  const auto set_up = detail::Clock::now();  // RankReport::setup_s
   if (options.sweeps != 1) {
     return Unexpected{Error::about("sweeps", Errc::invalid_argument,
                                    "repeat a kernel that keeps its array (this one passes only "
@@ -167,7 +168,6 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   detail::MessageLines<F> lines(world, layout, fl.recv_elems, fl.send_elems, threads);
 
   auto outcome = detail::start_outcome<R>(world, threads);
-  const auto set_up = detail::Clock::now();  // RankReport::setup_s
   // With keep_values, a kernel's output values go straight from its tiles into the outcome.
   auto keep = detail::FrontierKeep<K>::make(kernel, layout, options.keep_values, outcome);
   if (!keep) return Unexpected{keep.error()};
