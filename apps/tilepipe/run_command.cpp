@@ -110,6 +110,7 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
     j["seconds_per_sweep"] = seconds / f.sweeps;
     j[result_key] = total.result;
     j["seconds"] = seconds;
+    j["setup_s"] = total.summary.setup_s();
     j["points"] = points;
     j["points_per_s"] = rate;
     j["phases"] = phases_json(phases);
@@ -132,6 +133,7 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
       nlohmann::ordered_json x;
       x["rank"] = r.rank;
       x["wall_s"] = r.wall_s;
+      x["setup_s"] = r.setup_s;
       x["phases"] = phases_json(r.phases);
       x["tiles"] = r.tiles;
       x["points"] = r.points;

@@ -244,7 +244,7 @@ TEST(PluginCli, each_unusable_plugin_is_one_line_and_exit_2) {
            "TILEPIPE_PLUGIN_KERNEL from tilepipe/plugin.hpp?)"},
       {{"--plugin", TP_PLUGIN_WRONG_ABI, "--kernel", "k"},
        std::string("tilepipe: error: --plugin ") + TP_PLUGIN_WRONG_ABI +
-           ": was built for plugin ABI version 1004, this tilepipe has version 4 (rebuild the "
+           ": was built for plugin ABI version 1005, this tilepipe has version 5 (rebuild the "
            "plugin against this tilepipe)"},
       {{"--plugin", test, "--kernel", "nope"},
        "tilepipe: error: --kernel 'nope' is not a kernel of " + test +

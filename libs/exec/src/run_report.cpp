@@ -13,6 +13,12 @@ double RunSummary::wall_s() const {
   return w;
 }
 
+double RunSummary::setup_s() const {
+  double w = 0;
+  for (const auto& r : ranks) w = std::max(w, r.setup_s);
+  return w;
+}
+
 PhaseTimes RunSummary::phases() const {
   PhaseTimes p;
   for (const auto& r : ranks) p += r.phases;
@@ -39,7 +45,7 @@ namespace {
 
 struct Wire {
   std::int64_t rank, threads, tiles, points, sent, bytes, received, subtiles, ct_on, ct_dim, direct;
-  double wall, compute, send_start, wait, sync, face, exposed, ct_share, ct_alpha, ct_round,
+  double wall, setup, compute, send_start, wait, sync, face, exposed, ct_share, ct_alpha, ct_round,
       ct_compute, ct_comm;
 };
 
@@ -58,6 +64,7 @@ std::vector<std::byte> encode(const RankReport& r) {
                r.comm_thread.split_dim,
                r.direct_faces ? 1 : 0,
                r.wall_s,
+               r.setup_s,
                r.phases.compute_s,
                r.phases.send_start_s,
                r.phases.wait_s,
@@ -89,6 +96,7 @@ RankReport decode_report(const std::vector<std::byte>& bytes) {
   r.subtiles = static_cast<int>(w.subtiles);
   r.direct_faces = w.direct != 0;
   r.wall_s = w.wall;
+  r.setup_s = w.setup;
   r.phases = {w.compute, w.send_start, w.wait, w.sync};
   r.face_transfer_s = w.face;
   r.exposed_comm_s = w.exposed;

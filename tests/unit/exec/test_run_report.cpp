@@ -14,6 +14,7 @@ TEST(RunReport, round_trips_through_bytes) {
   r.rank = 3;
   r.threads = 2;
   r.wall_s = 1.5;
+  r.setup_s = 0.75;
   r.phases = {1.0, 0.25, 0.125, 0.0625};
   r.tiles = 7;
   r.points = 700;
@@ -29,6 +30,7 @@ TEST(RunReport, round_trips_through_bytes) {
   EXPECT_EQ(back.points, 700);
   EXPECT_DOUBLE_EQ(back.phases.sync_s, 0.0625);
   EXPECT_DOUBLE_EQ(back.exposed_comm_s, 2e-5);
+  EXPECT_DOUBLE_EQ(back.setup_s, 0.75);
 }
 
 TEST(RunSummary, hidden_share_counts_exposed_waits_against_the_transfer_work) {

@@ -9,6 +9,7 @@
 #include <tilepipe/exec/probes.hpp>
 #include <tilepipe/exec/rank_context.hpp>
 #include <tilepipe/exec/slab.hpp>
+#include <tilepipe/exec/slab_memory.hpp>
 
 #include <array>
 #include <memory>
@@ -188,13 +189,14 @@ class ResidentFaces {
 template <class T, int D>
 class CopiedFaces final : public ResidentFaces<T, D> {
  public:
-  CopiedFaces(comm::World& world, const RankLayout<D>& layout, int queues)
+  /// `threads`: the rank's threads, which touch the slab's pages first (SlabMemory).
+  CopiedFaces(comm::World& world, const RankLayout<D>& layout, int queues, int threads)
       : world_(&world),
         layout_(&layout),
-        storage_(static_cast<std::size_t>(slab_volume(layout))),
+        storage_(static_cast<std::size_t>(slab_volume(layout)) * sizeof(T), threads),
         lines_(world, layout, max_elems(layout.recv_lines), max_elems(layout.send_lines), queues) {
     std::vector<SlabView<T, D>> parts;
-    T* at = storage_.data();
+    T* at = storage_.as<T>();
     for (const Box<D>& b : layout.part_slabs) {
       parts.emplace_back(at, b);
       at += b.volume();
@@ -238,7 +240,7 @@ class CopiedFaces final : public ResidentFaces<T, D> {
   }
   comm::World* world_;
   const RankLayout<D>* layout_;
-  std::vector<T> storage_;
+  SlabMemory storage_;
   MessageLines<T> lines_;
 };
 
@@ -302,7 +304,7 @@ class DirectStream final : public ResidentFaces<T, D> {
 /// Collective: the rank's slab and its face stream for `layout`, direct or copied (every rank
 /// must pass the same `direct`, resolve_direct_faces). `cpus`: the plan's CPUs per node (line
 /// tags are k * cpus + cpu); `queues`: start queues; `eager`: direct faces are announced by emit.
-/// The slab is zero-filled.
+/// The slab is zero-filled, its pages touched by `cpus` threads.
 template <class T, int D>
 Expected<std::unique_ptr<ResidentFaces<T, D>>> make_resident_faces(comm::World& world,
                                                                    const RankLayout<D>& layout,
@@ -310,11 +312,11 @@ Expected<std::unique_ptr<ResidentFaces<T, D>>> make_resident_faces(comm::World& 
                                                                    int queues, bool eager) {
   std::unique_ptr<ResidentFaces<T, D>> out;
   if (direct) {
-    auto f = DirectFaces<T, D>::create(world, layout.part_slabs, D * cpus);
+    auto f = DirectFaces<T, D>::create(world, layout.part_slabs, D * cpus, cpus);
     if (!f) return Unexpected{f.error()};
     out = std::make_unique<DirectStream<T, D>>(std::move(*f), layout, queues, eager);
   } else {
-    out = std::make_unique<CopiedFaces<T, D>>(world, layout, queues);
+    out = std::make_unique<CopiedFaces<T, D>>(world, layout, queues, cpus);
   }
   return out;
 }

@@ -290,6 +290,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   if (!direct) return Unexpected{direct.error()};
   const int threads = static_cast<int>(plan.cpus());
   auto outcome = detail::start_outcome<typename K::result_type>(world, threads);
+  const auto set_up = detail::Clock::now();  // RankReport::setup_s
   RankReport& report = outcome.report;
   // One rank set-up (layout, slab, faces) per mirror the sweeps ask for (MirrorHook, ADR 0024),
   // opened collectively when first needed (every rank runs the same sweeps); without mirrors,
@@ -330,6 +331,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   faces->post_all();
   TP_TRY(world.barrier());
 
+  outcome.report.setup_s = detail::seconds(detail::Clock::now() - set_up);
   detail::ThreadRecords records(threads, options);
   const auto open = [&](int t, const Task<D>& task, std::size_t s, int) {
     const auto a = Clock::now();

@@ -195,6 +195,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   const int first_cpu = cpus == 1 ? 1 : 0;
   const int threads = cpus + first_cpu;
   auto outcome = detail::start_outcome<typename K::result_type>(world, threads);
+  const auto set_up = detail::Clock::now();  // RankReport::setup_s
   RankReport& report = outcome.report;
   auto& ct = report.comm_thread;
   ct.on = true;
@@ -215,6 +216,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   faces.post_all();
   TP_TRY(world.barrier());
 
+  outcome.report.setup_s = detail::seconds(detail::Clock::now() - set_up);
   detail::ThreadRecords records(threads, options);
   double exposed = 0;
   for (int sweep = 0; sweep < options.sweeps; ++sweep) {

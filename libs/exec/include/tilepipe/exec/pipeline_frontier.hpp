@@ -115,6 +115,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   using R = typename K::result_type;
   using detail::Clock;
   TP_TRY(detail::check_plan_fits(plan, world, D));
+  const auto set_up = detail::Clock::now();  // RankReport::setup_s
   if (options.sweeps != 1) {
     return Unexpected{Error::about("sweeps", Errc::invalid_argument,
                                    "repeat a kernel that keeps its array (this one passes only "
@@ -179,6 +180,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   lines.post_all();
   TP_TRY(world.barrier());
 
+  outcome.report.setup_s = detail::seconds(detail::Clock::now() - set_up);
   detail::ThreadRecords records(threads, options);
   // A tile's faces, before its first subtile: remote ones received, local slots, or none
   // (boundary, unread); out-faces to other ranks in a free line buffer.

@@ -27,7 +27,10 @@ struct PhaseTimes {
 struct RankReport {
   int rank = 0;
   int threads = 1;
-  double wall_s = 0;               ///< from the first step to the last, on this rank
+  double wall_s = 0;  ///< from the first step to the last, on this rank
+  /// The rank's set-up before its first step: layout, slab (mapped and first touched), faces
+  /// connected and measured, probes; on this rank.
+  double setup_s = 0;
   PhaseTimes phases;               ///< summed over threads
   std::int64_t tiles = 0;          ///< tiles computed
   std::int64_t points = 0;         ///< iteration points computed
@@ -63,6 +66,8 @@ struct RunSummary {
 
   /// The slowest rank's wall time.
   [[nodiscard]] double wall_s() const;
+  /// The slowest rank's set-up (RankReport::setup_s).
+  [[nodiscard]] double setup_s() const;
   /// Phase times summed over every thread of every rank.
   [[nodiscard]] PhaseTimes phases() const;
   /// Share of the communication work hidden behind computation, in [0, 1]:

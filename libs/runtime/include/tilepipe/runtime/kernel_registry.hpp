@@ -26,7 +26,7 @@ namespace tp::runtime {
 /// entry points take or return (RunOptions, RunReport, model::Workload and what they hold). Raised
 /// whenever one of them changes; a plugin built for another version is refused at load
 /// (docs/adr/0006).
-inline constexpr std::uint32_t plugin_abi_version = 4;
+inline constexpr std::uint32_t plugin_abi_version = 5;
 
 /// A run's report whatever the kernel's result type: RunResult with the result as text.
 struct RunReport {
