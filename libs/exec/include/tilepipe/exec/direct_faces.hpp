@@ -57,13 +57,17 @@ inline Expected<bool> resolve_direct_faces(FaceMode mode, const comm::World& wor
 template <class T, int D>
 class DirectFaces {
  public:
-  /// Collective: the region for this rank's slab over `slab_box`; `tags` bounds the line tags
-  /// (k * cpus + cpu < D * cpus). The slab is zero-filled.
-  static Expected<DirectFaces> create(comm::World& world, const Box<D>& slab_box, int tags) {
+  /// Collective: the region for this rank's slab over `slab_box`, room for `capacity` elements
+  /// (>= its volume; 0: exactly it); `tags` bounds the line tags (k * cpus + cpu < D * cpus).
+  /// The slab is zero-filled.
+  static Expected<DirectFaces> create(comm::World& world, const Box<D>& slab_box, int tags,
+                                      Index capacity = 0) {
+    TP_EXPECTS(capacity == 0 || capacity >= slab_box.volume());
     DirectFaces f;
     f.world_ = &world;
     f.probe_base_ = static_cast<std::size_t>(tags);
-    const auto bytes = static_cast<std::size_t>(slab_box.volume()) * sizeof(T);
+    const auto bytes =
+        static_cast<std::size_t>(capacity != 0 ? capacity : slab_box.volume()) * sizeof(T);
     auto region = world.create_region(header_bytes + bytes, 2 * f.probe_base_);
     if (!region) return Unexpected{region.error()};
     f.region_ = *region;
@@ -79,6 +83,35 @@ class DirectFaces {
 
   /// This rank's slab (in the region).
   [[nodiscard]] const SlabView<T, D>& slab() const noexcept { return slab_; }
+  /// Elements the region's slab memory holds.
+  [[nodiscard]] Index capacity() const noexcept {
+    return static_cast<Index>((region_.local().size() - header_bytes) / sizeof(T));
+  }
+
+  /// This rank's region as the slab over another box (volume <= capacity(): the same memory, its
+  /// elements reinterpreted; ADR 0026), connected to no peer yet. Writes the box into the
+  /// region's header, where the peers' connect reads it: call it when no peer connects (between
+  /// sweeps, after a barrier), then connect on every rank (connect_shared). Faces keep arriving
+  /// on the same counters: a consumer counts on from notifications().
+  [[nodiscard]] DirectFaces over(const Box<D>& slab_box) const {
+    TP_EXPECTS(slab_box.volume() <= capacity());
+    DirectFaces f;
+    f.world_ = world_;
+    f.probe_base_ = probe_base_;
+    f.region_ = region_;
+    std::memcpy(f.region_.local().data(), &slab_box, sizeof slab_box);
+    f.slab_ =
+        SlabView<T, D>(reinterpret_cast<T*>(f.region_.local().data() + header_bytes), slab_box);
+    f.peers_.resize(peers_.size());
+    return f;
+  }
+
+  /// Faces of receive line `line` notified so far (over every slab of the region: over()).
+  Expected<Index> notifications(const FaceLine<D>& line) {
+    auto n = world_->notifications(region_, counter_of(line));
+    if (!n) return Unexpected{n.error()};
+    return static_cast<Index>(*n);
+  }
 
   /// Looks up the slab of every peer this rank sends to; call after a barrier that follows
   /// create on every rank (the peers' boxes are written by then).
@@ -151,6 +184,13 @@ class DirectFaces {
                                            counter_base + counter_of(line), line.peer);
     if (!seen) return Unexpected{seen.error()};
     return {};
+  }
+
+  /// Collective, after over() on every rank: connects (every box is written after the barrier);
+  /// the probe counters keep the first slab's measurement.
+  Status connect_shared(const RankLayout<D>& layout) {
+    if (auto b = world_->barrier(); !b) return Unexpected{b.error()};
+    return connect(layout.send_lines);
   }
 
   /// Collective, after create on every rank: connects (connect) and measures the seconds one
