@@ -380,7 +380,7 @@ void for_each_reflected_row(const Box<3>& part, const Box<3>& home, const Point<
 }  // namespace
 
 unsigned Sweep3d::mirror(int sweep) const noexcept {
-  if (!p_.mirrored()) return 0;  // below mirror_from: the exchange between sweeps is cheaper
+  if (!p_.mirrored()) return 0;  // below mirror_from (0: never): the exchange between sweeps
   if (sweep >= sweeps_per_iteration() * p_.iterations) return 0;  // the final sweep: at home
   // Paired, a sweep's halves differ along k (the space is not the grid's reflection there).
   return static_cast<unsigned>(octant_of(sweep, 0)) & (p_.paired != 0 ? 3U : 7U);
@@ -411,18 +411,29 @@ void Sweep3d::sweep_boxes(std::size_t me, int sweep) const {
 }
 
 Status Sweep3d::learn_boxes(std::span<const Box<3>> owned, comm::World& world) const {
-  State& st = *state_;
   auto lists = exec::all_box_lists<3>(world, owned, exchange_tag);
   if (!lists) return Unexpected{lists.error()};
+  set_boxes(*lists, static_cast<std::size_t>(world.rank()));
+  return {};
+}
+
+void Sweep3d::sweep_alone(const Box<3>& space) const {
+  set_boxes({{space}}, 0);
+  sweep_boxes(0, 0);
+  state_->fused = true;
+}
+
+void Sweep3d::set_boxes(const std::vector<std::vector<Box<3>>>& lists, std::size_t me) const {
+  State& st = *state_;
   st.parts.clear();
   st.first_part.assign(1, 0);
-  for (const auto& l : *lists) {
+  for (const auto& l : lists) {
     st.parts.insert(st.parts.end(), l.begin(), l.end());
     st.first_part.push_back(st.parts.size());
   }
-  st.mine.assign(owned.begin(), owned.end());
+  st.mine.assign(lists[me].begin(), lists[me].end());
   // Octants 3 and 7 run in sweep 3 (paired): over the boxes of its role (ADR 0024).
-  const auto third = swept_by(static_cast<std::size_t>(world.rank()), 3);
+  const auto third = swept_by(me, 3);
   st.home.clear();
   st.home_at.clear();
   st.folded.clear();
@@ -436,14 +447,13 @@ Status Sweep3d::learn_boxes(std::span<const Box<3>> owned, comm::World& world) c
                                         reflect(half_of(third[q], 1), 7))
                             : Box<3>{});
   }
-  st.to.resize(lists->size());
-  st.from.resize(lists->size());
+  st.to.resize(lists.size());
+  st.from.resize(lists.size());
   st.sum.resize(sz(cells));
   if (p_.paired != 0) {
     for (auto& l : st.later) l.resize(sz(cells));
   }
   st.learned = true;
-  return {};
 }
 
 Status Sweep3d::before_sweeps(const exec::SlabView<Sweep3dCell, 3>&, std::span<const Box<3>> owned,
