@@ -129,4 +129,5 @@ def main():
                        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, f, indent=2)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -134,8 +134,14 @@ Expected<Probe> builtin_cost_probe(std::string_view kernel, const std::vector<st
     Sweep3dParams p;
     if (params != nullptr) p = sweep3d_params_of(*params);
     p.iterations = 1;
+    // Its tiles add p_0 into the home sums, as every tile of a run does (sweep_alone).
     return row_probe<Sweep3d>(cross, along, max_height, slab_points,
-                              [&p](const Point<3>& n) { return Sweep3d::make(n, p); });
+                              [&p](const Point<3>& n) -> Expected<Sweep3d> {
+                                auto k = Sweep3d::make(n, p);
+                                if (k)
+                                  k->sweep_alone(Box<3>{{1, 1, 1}, {1 + n[0], 1 + n[1], 1 + n[2]}});
+                                return k;
+                              });
   }
   if (kernel == "sor2d") return sor_probe<2>(cross, along, max_height, slab_points);
   if (kernel == "sor3d") return sor_probe<3>(cross, along, max_height, slab_points);

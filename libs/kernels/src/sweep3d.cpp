@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace tp::kernels {
 
@@ -202,6 +203,16 @@ Index offset_in(const Box<3>& b, const Point<3>& x) {
   return ((x[0] - b.lo[0]) * b.extent(1) + (x[1] - b.lo[1])) * b.extent(2) + (x[2] - b.lo[2]);
 }
 
+// The offsets [a, b) of the points of `clip` in the row of `len` points along k from `first`
+// (clip's extent along k lies in the row's, or clip misses the row); [len, len) when it misses.
+std::pair<Index, Index> row_range(const Box<3>& clip, const Point<3>& first, Index len) {
+  if (clip.empty() || first[0] < clip.lo[0] || first[0] >= clip.hi[0] || first[1] < clip.lo[1] ||
+      first[1] >= clip.hi[1]) {
+    return {len, len};
+  }
+  return {clip.lo[2] - first[2], clip.hi[2] - first[2]};
+}
+
 }  // namespace
 
 void Sweep3d::compute_tile(const Box<3>& box,
@@ -288,13 +299,11 @@ void Sweep3d::compute_tile(const Box<3>& box,
       const Sweep3dCell* up_j = row - sj;
       const auto left = [&](Index k) { return k == 0 && from_vacuum ? &vacuum : row + k - 1; };
       // The row's points at home here: [a, b) (row offsets), their cells from `home` on.
-      Index a = len;
-      Index b = len;
+      const std::pair<Index, Index> at_home = row_range(local, first, len);
+      const Index a = at_home.first;
+      const Index b = at_home.second;
       Index home = 0;
-      if (!local.empty() && first[0] >= local.lo[0] && first[0] < local.hi[0] &&
-          first[1] >= local.lo[1] && first[1] < local.hi[1]) {
-        a = local.lo[2] - first[2];
-        b = local.hi[2] - first[2];
+      if (a < b) {
         Point<3> x = first;
         x[2] = local.lo[2] - h * n_[2];
         home = home_at + offset_in(my_home, reflect(x, octant));
@@ -313,13 +322,7 @@ void Sweep3d::compute_tile(const Box<3>& box,
       double* at = sums + home;
       if (keep) {
         // [fa, fb) within [a, b): phi = (((sum + p_4) + p_5) + p_6) + p_7 (p_3 is in the sum).
-        Index fa = b;
-        Index fb = b;
-        if (!fold.empty() && first[0] >= fold.lo[0] && first[0] < fold.hi[0] &&
-            first[1] >= fold.lo[1] && first[1] < fold.hi[1]) {
-          fa = fold.lo[2] - first[2];
-          fb = fold.hi[2] - first[2];
-        }
+        const auto [fa, fb] = row_range(fold, first, len);
         for (Index k = a; k < b; ++k, at += back) {
           if (k >= fa && k < fb) {
             const auto y = static_cast<std::size_t>(at - sums);
@@ -377,7 +380,7 @@ void for_each_reflected_row(const Box<3>& part, const Box<3>& home, const Point<
 }  // namespace
 
 unsigned Sweep3d::mirror(int sweep) const noexcept {
-  if (!p_.mirrored()) return 0;  // below mirror_from: the exchange between sweeps is cheaper
+  if (!p_.mirrored()) return 0;  // below mirror_from (0: never): the exchange between sweeps
   if (sweep >= sweeps_per_iteration() * p_.iterations) return 0;  // the final sweep: at home
   // Paired, a sweep's halves differ along k (the space is not the grid's reflection there).
   return static_cast<unsigned>(octant_of(sweep, 0)) & (p_.paired != 0 ? 3U : 7U);
@@ -408,18 +411,29 @@ void Sweep3d::sweep_boxes(std::size_t me, int sweep) const {
 }
 
 Status Sweep3d::learn_boxes(std::span<const Box<3>> owned, comm::World& world) const {
-  State& st = *state_;
   auto lists = exec::all_box_lists<3>(world, owned, exchange_tag);
   if (!lists) return Unexpected{lists.error()};
+  set_boxes(*lists, static_cast<std::size_t>(world.rank()));
+  return {};
+}
+
+void Sweep3d::sweep_alone(const Box<3>& space) const {
+  set_boxes({{space}}, 0);
+  sweep_boxes(0, 0);
+  state_->fused = true;
+}
+
+void Sweep3d::set_boxes(const std::vector<std::vector<Box<3>>>& lists, std::size_t me) const {
+  State& st = *state_;
   st.parts.clear();
   st.first_part.assign(1, 0);
-  for (const auto& l : *lists) {
+  for (const auto& l : lists) {
     st.parts.insert(st.parts.end(), l.begin(), l.end());
     st.first_part.push_back(st.parts.size());
   }
-  st.mine.assign(owned.begin(), owned.end());
+  st.mine.assign(lists[me].begin(), lists[me].end());
   // Octants 3 and 7 run in sweep 3 (paired): over the boxes of its role (ADR 0024).
-  const auto third = swept_by(static_cast<std::size_t>(world.rank()), 3);
+  const auto third = swept_by(me, 3);
   st.home.clear();
   st.home_at.clear();
   st.folded.clear();
@@ -433,14 +447,13 @@ Status Sweep3d::learn_boxes(std::span<const Box<3>> owned, comm::World& world) c
                                         reflect(half_of(third[q], 1), 7))
                             : Box<3>{});
   }
-  st.to.resize(lists->size());
-  st.from.resize(lists->size());
+  st.to.resize(lists.size());
+  st.from.resize(lists.size());
   st.sum.resize(sz(cells));
   if (p_.paired != 0) {
     for (auto& l : st.later) l.resize(sz(cells));
   }
   st.learned = true;
-  return {};
 }
 
 Status Sweep3d::before_sweeps(const exec::RankSlab<Sweep3dCell, 3>&, std::span<const Box<3>> owned,
@@ -589,13 +602,7 @@ Status Sweep3d::after_sweep(int done, const exec::RankSlab<Sweep3dCell, 3>& slab
       const Box<3>& folded = st.folded[q];
       const Index len = home.extent(2);
       exec::for_each_row(home, [&](const Point<3>& first) {
-        Index fa = len;
-        Index fb = len;
-        if (!folded.empty() && first[0] >= folded.lo[0] && first[0] < folded.hi[0] &&
-            first[1] >= folded.lo[1] && first[1] < folded.hi[1]) {
-          fa = folded.lo[2] - first[2];
-          fb = folded.hi[2] - first[2];
-        }
+        const auto [fa, fb] = row_range(folded, first, len);  // finished by the sweep
         const Index y0 = st.home_at[q] + offset_in(home, first);
         for (Index k = 0; k < len; ++k) {
           if (k >= fa && k < fb) continue;

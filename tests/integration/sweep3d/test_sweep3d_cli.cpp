@@ -40,7 +40,7 @@ TEST(Sweep3dCli, run_verifies_and_writes_phi_on_ranks_x_cpus) {
     EXPECT_EQ(j["checksum"], tp::kernels::format_checksum(tp::kernels::sweep3d_checksum(phi)));
     EXPECT_EQ(j["verified"], true);
     EXPECT_EQ(j["params"],
-              "sigma_t=0.8, source=1.0, angles=3, iterations=2, c=0.5, paired=1, mirror_from=3");
+              "sigma_t=0.8, source=1.0, angles=3, iterations=2, c=0.5, paired=1, mirror_from=1");
     EXPECT_EQ(j["size"], nlohmann::json::parse("[6, 4, 9]"));
     EXPECT_EQ(j["space"], nlohmann::json::parse("[6, 4, 18]"));  // octants o and o | 4
     EXPECT_EQ(j["points"], 8 * 2 * 6 * 4 * 9);
@@ -120,8 +120,8 @@ TEST(Sweep3dCli, plan_is_the_kba_decomposition) {
 // drain, the last one copying phi, barriers between them; faces of 80-byte cells. 4x4x32 on 2
 // nodes at tile height 8: mesh 2x1, tiles 2x4x8, 4 tiles per node along k, the second node two
 // steps behind (overlap): 6 steps per sweep. The rows 2 + 2 along i are mirror-symmetric: the
-// mirrored sweeps (ADR 0024; mirror_from=1 turns them on at 2 iterations) move no value between
-// sweeps, so only the two barriers remain.
+// mirrored sweeps (ADR 0024; mirror_from=1, the default, mirrors from the first iteration) move
+// no value between sweeps, so only the two barriers remain.
 constexpr double us = 1e-6;
 constexpr double seed000_sweep = 6 * (49.2 * us + 4 * 8 * 80 / 84.12e6 + 75.2 * us);
 constexpr double seed000_copy = seed000_sweep;  // communication-bound: the faces set the step

@@ -69,6 +69,9 @@ TEST(Sweep3dDoor, on_ranks_x_threads_equals_the_plain_loop) {
     p.sigma_t = std::uniform_real_distribution<double>(0.1, 3.0)(rng);
     p.source = std::uniform_real_distribution<double>(0.0, 2.0)(rng);
     p.paired = trial % 5 == 4 ? 0 : 1;  // octants one after another on 2x2 and 1x2
+    // Mirrored roles (the default, ADR 0024/0026) but in every third trial: the exchange between
+    // sweeps of the fixed boxes.
+    p.mirror_from = trial % 3 == 2 ? 0 : 1;
     RunOptions o;
     o.nodes = 1 + trial % 3;
     o.cpus = 1 + (trial / 3) % 2;
@@ -107,12 +110,12 @@ TEST(Sweep3dDoor, on_ranks_x_threads_equals_the_plain_loop) {
       }
     }
     if (trial % 4 == 3) o.output = (dir / ("phi" + std::to_string(trial) + ".npy")).string();
-    const std::string what = "seed " + std::to_string(seed) + " trial " + std::to_string(trial) +
-                             ": " + std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" +
-                             std::to_string(n[2]) + " angles " + std::to_string(p.angles) +
-                             " T=" + std::to_string(p.iterations) + " on " +
-                             std::to_string(o.nodes) + "x" + std::to_string(o.cpus) + " paired " +
-                             std::to_string(p.paired);
+    const std::string what =
+        "seed " + std::to_string(seed) + " trial " + std::to_string(trial) + ": " +
+        std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) +
+        " angles " + std::to_string(p.angles) + " T=" + std::to_string(p.iterations) + " on " +
+        std::to_string(o.nodes) + "x" + std::to_string(o.cpus) + " paired " +
+        std::to_string(p.paired) + " mirror_from " + std::to_string(p.mirror_from);
     ones += (n[0] == 1 || n[1] == 1 || n[2] == 1) ? 1 : 0;
     if (o.tile_extents) {
       ++given_tiles;
@@ -251,9 +254,14 @@ TEST(Sweep3dDoor, paired_and_serial_on_4_ranks_equal_the_plain_loop) {
 // cells in every such sweep, 2 layers, before). Both variants, T = 2, c = 0.5, both schedules,
 // 1-2 CPUs (CPU rows inside a rank need no symmetry), copied and direct faces; each rank's
 // count from its own kernel (exec's run_rank on forked ranks), phi bit for bit the plain loop's.
-// mirror_from: the sweeps ask for mirrored roles only from that many iterations on (0: never);
-// octant 1 (paired: the pair 1, 5) reflects i, so sweep 1 asks for bit 0 when mirrored.
+// mirror_from: the sweeps ask for mirrored roles only from that many iterations on (0: never;
+// the default 1: always, ADR 0026); octant 1 (paired: the pair 1, 5) reflects i, so sweep 1
+// asks for bit 0 when mirrored.
 TEST(Sweep3dDoor, sweeps_mirror_from_mirror_from_iterations_on) {
+  EXPECT_EQ(Sweep3dParams{}.mirror_from, 1);
+  auto by_default = tp::kernels::Sweep3d::make({4, 4, 4}, {});
+  ASSERT_TRUE(by_default) << by_default.error().message;
+  EXPECT_EQ(by_default->mirror(1), 1U);  // one iteration, mirrored
   for (const std::int64_t paired : {0, 1}) {
     for (const auto& [iterations, from, want] :
          {std::tuple{1, 3, 0U}, {2, 3, 0U}, {3, 3, 1U}, {2, 2, 1U}, {1, 1, 1U}, {5, 0, 0U}}) {
@@ -278,7 +286,6 @@ TEST(Sweep3dDoor, mirrored_roles_keep_cells_at_home_where_the_rows_are_symmetric
   Sweep3dParams p;
   p.angles = 3;
   p.iterations = 2;
-  p.mirror_from = 2;  // mirrored at 2 iterations (the default waits for 3)
   p.c = 0.5;
   p.sigma_t = 0.8;
   struct Case {
@@ -346,7 +353,9 @@ TEST(Sweep3dDoor, mirrored_roles_keep_cells_at_home_where_the_rows_are_symmetric
 }
 
 // Block-cyclic plans (ADR 0022): a rank's points are one box per cycle, and the hooks trade
-// between every two boxes, a rank's own two included. Factors 2-3 on 1-3 ranks x 1-2 CPUs, paired
+// between every two boxes, a rank's own two included. The kernel asks for mirrored roles (the
+// default) and the executor drops them (every role the identity, ADR 0024): the only plans
+// where a rank sweeps several boxes. Factors 2-3 on 1-3 ranks x 1-2 CPUs, paired
 // and not, T = 2 with c = 0.5, mapped along k (KBA: cycles over i and j) or along i (cycles over
 // j and k: paired, a rank's boxes lie in both halves), phi written: the plain loop's bits.
 TEST(Sweep3dDoor, cyclic_plans_equal_the_plain_loop) {

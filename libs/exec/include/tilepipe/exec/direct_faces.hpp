@@ -61,16 +61,20 @@ inline Expected<bool> resolve_direct_faces(FaceMode mode, const comm::World& wor
 template <class T, int D>
 class DirectFaces {
  public:
-  /// Collective: the region for this rank's slab, parts over `part_slabs`; `tags` bounds the
-  /// line tags (k * cpus + cpu < D * cpus). The slab is zero-filled, by `threads` threads.
+  /// Collective: the region for this rank's slab, parts over `part_slabs`, room for `capacity`
+  /// elements (>= the parts' volume; 0: exactly it); `tags` bounds the line tags (k * cpus + cpu
+  /// < D * cpus). The slab is zero-filled, by `threads` threads.
   static Expected<DirectFaces> create(comm::World& world, const std::vector<Box<D>>& part_slabs,
-                                      int tags, int threads = 1) {
+                                      int tags, int threads = 1, Index capacity = 0) {
     DirectFaces f;
     f.world_ = &world;
     f.probe_base_ = static_cast<std::size_t>(tags);
-    std::size_t bytes = 0;
-    for (const Box<D>& b : part_slabs) bytes += static_cast<std::size_t>(b.volume()) * sizeof(T);
+    Index volume = 0;
+    for (const Box<D>& b : part_slabs) volume += b.volume();
+    TP_EXPECTS(capacity == 0 || capacity >= volume);
+    const std::size_t bytes = static_cast<std::size_t>(std::max(capacity, volume)) * sizeof(T);
     const std::size_t header = header_bytes(part_slabs.size());
+    f.header_ = header;
     auto region = world.create_region(header + bytes, 2 * f.probe_base_);
     if (!region) return Unexpected{region.error()};
     f.region_ = *region;
@@ -91,6 +95,43 @@ class DirectFaces {
 
   /// This rank's slab (in the region).
   [[nodiscard]] const RankSlab<T, D>& slab() const noexcept { return slab_; }
+  /// Elements the region's slab memory holds.
+  [[nodiscard]] Index capacity() const noexcept {
+    return static_cast<Index>((region_.local().size() - header_) / sizeof(T));
+  }
+
+  /// This rank's region as the slab over other parts (volume <= capacity(), a header of the same
+  /// size: the same memory, its elements reinterpreted; ADR 0026), connected to no peer yet.
+  /// Writes the parts into the region's header, where the peers' connect reads them: call it
+  /// when no peer connects (between sweeps, after a barrier), then connect on every rank
+  /// (connect_shared). Faces keep arriving on the same counters: a consumer counts on from
+  /// notifications().
+  [[nodiscard]] DirectFaces over(const std::vector<Box<D>>& part_slabs) const {
+    Index volume = 0;
+    for (const Box<D>& b : part_slabs) volume += b.volume();
+    TP_EXPECTS(volume <= capacity() && header_bytes(part_slabs.size()) == header_);
+    DirectFaces f;
+    f.world_ = world_;
+    f.probe_base_ = probe_base_;
+    f.region_ = region_;
+    f.header_ = header_;
+    std::byte* base = f.region_.local().data();
+    const std::uint64_t count = part_slabs.size();
+    std::memcpy(base, &count, sizeof count);
+    if (count > 0) {
+      std::memcpy(base + sizeof count, part_slabs.data(), part_slabs.size() * sizeof(Box<D>));
+    }
+    f.slab_ = views(base + header_, part_slabs);
+    f.peers_.resize(peers_.size());
+    return f;
+  }
+
+  /// Faces of receive line `line` notified so far (over every slab of the region: over()).
+  Expected<Index> notifications(const FaceLine<D>& line) {
+    auto n = world_->notifications(region_, counter_of(line));
+    if (!n) return Unexpected{n.error()};
+    return static_cast<Index>(*n);
+  }
 
   /// Looks up the slab of every peer this rank sends to; call after a barrier that follows
   /// create on every rank (the peers' boxes are written by then).
@@ -177,6 +218,13 @@ class DirectFaces {
     return {};
   }
 
+  /// Collective, after over() on every rank: connects (every box is written after the barrier);
+  /// the probe counters keep the first slab's measurement.
+  Status connect_shared(const RankLayout<D>& layout) {
+    if (auto b = world_->barrier(); !b) return Unexpected{b.error()};
+    return connect(layout.send_lines);
+  }
+
   /// Collective, after create on every rank: connects (connect) and measures the seconds one
   /// direct face takes to reach a neighbour (copy + notification + the consumer seeing it; the
   /// probe rounds of measure_face_rounds on the probe counters). The probe writes the producers'
@@ -238,6 +286,7 @@ class DirectFaces {
   RankSlab<T, D> slab_;
   std::vector<Peer> peers_;  ///< by rank; not connected for ranks this rank does not send to
   std::size_t probe_base_ = 0;
+  std::size_t header_ = 0;  ///< bytes in front of the slab (header_bytes of the parts)
 };
 
 }  // namespace tp::exec

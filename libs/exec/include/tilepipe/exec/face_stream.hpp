@@ -13,6 +13,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -163,9 +164,19 @@ class ResidentFaces {
   virtual ~ResidentFaces() = default;
   /// The rank's slab: one part per box of its points, with the halo below it (ADR 0028).
   [[nodiscard]] const RankSlab<T, D>& slab() const noexcept { return slab_; }
+  /// Elements the slab's memory holds (>= the parts' volume).
+  [[nodiscard]] virtual Index capacity() const noexcept = 0;
   /// Collective, before the run: connects to the neighbours and measures one face's transfer
   /// time the way the run moves faces (RankReport::face_transfer_s; also the exposure cap).
+  /// A stream made by sharing() connects only and returns the measurement of the one it shares.
   virtual Expected<double> connect_and_measure() = 0;
+  /// Collective (every rank, between sweeps, after a barrier; ADR 0026): a face stream for
+  /// another layout of this rank (a mirrored role, ADR 0024) over this stream's slab memory
+  /// (slab_volume(layout) <= capacity(); one part: mirrored plans are block plans): its slab holds whatever this one's left,
+  /// reinterpreted over the new box. The layout must outlive it. Connect it (connect_and_measure)
+  /// before its first sweep; use one of the two at a time.
+  virtual std::unique_ptr<ResidentFaces> sharing(const RankLayout<D>& layout, int queues,
+                                                 bool eager) const = 0;
   /// Makes the first faces of every receive line receivable.
   virtual void post_all() = 0;
   /// Sweep `sweep` (0-based) of a run starts; every face of the previous one has arrived and left.
@@ -189,24 +200,35 @@ class ResidentFaces {
 template <class T, int D>
 class CopiedFaces final : public ResidentFaces<T, D> {
  public:
-  /// `threads`: the rank's threads, which touch the slab's pages first (SlabMemory).
-  CopiedFaces(comm::World& world, const RankLayout<D>& layout, int queues, int threads)
-      : world_(&world),
-        layout_(&layout),
-        storage_(static_cast<std::size_t>(slab_volume(layout)) * sizeof(T), threads),
-        lines_(world, layout, max_elems(layout.recv_lines), max_elems(layout.send_lines), queues) {
-    std::vector<SlabView<T, D>> parts;
-    T* at = storage_.as<T>();
-    for (const Box<D>& b : layout.part_slabs) {
-      parts.emplace_back(at, b);
-      at += b.volume();
-    }
-    this->slab_ = RankSlab<T, D>(std::move(parts));
+  /// `threads`: the rank's threads, which touch the slab's pages first (SlabMemory);
+  /// `capacity`: elements of the slab's storage (>= the parts' volume; 0: exactly it).
+  CopiedFaces(comm::World& world, const RankLayout<D>& layout, int queues, int threads,
+              Index capacity = 0)
+      : CopiedFaces(world, layout, queues,
+                    std::make_shared<SlabMemory>(
+                        static_cast<std::size_t>(std::max(capacity, slab_volume(layout))) *
+                            sizeof(T),
+                        threads),
+                    std::nullopt) {}
+  [[nodiscard]] Index capacity() const noexcept override {
+    return static_cast<Index>(storage_->size() / sizeof(T));
   }
   Expected<double> connect_and_measure() override {
+    if (measured_) {
+      lines_.set_cap(*measured_);
+      return *measured_;
+    }
     auto s = measure_face_transfer(*world_, *layout_, sizeof(T));
-    if (s) lines_.set_cap(*s);
+    if (s) {
+      lines_.set_cap(*s);
+      measured_ = *s;
+    }
     return s;
+  }
+  std::unique_ptr<ResidentFaces<T, D>> sharing(const RankLayout<D>& layout, int queues,
+                                               bool) const override {
+    return std::unique_ptr<ResidentFaces<T, D>>(
+        new CopiedFaces(*world_, layout, queues, storage_, measured_.value_or(0.0)));
   }
   void post_all() override { lines_.post_all(); }
   void begin_sweep(int) override { lines_.restart(); }
@@ -233,6 +255,22 @@ class CopiedFaces final : public ResidentFaces<T, D> {
   void complete(std::size_t l, ThreadRecord* rec) override { lines_.complete(l, rec); }
 
  private:
+  CopiedFaces(comm::World& world, const RankLayout<D>& layout, int queues,
+              std::shared_ptr<SlabMemory> storage, std::optional<double> measured)
+      : world_(&world),
+        layout_(&layout),
+        storage_(std::move(storage)),
+        lines_(world, layout, max_elems(layout.recv_lines), max_elems(layout.send_lines), queues),
+        measured_(measured) {
+    TP_EXPECTS(static_cast<Index>(storage_->size() / sizeof(T)) >= slab_volume(layout));
+    std::vector<SlabView<T, D>> parts;
+    T* at = storage_->as<T>();
+    for (const Box<D>& b : layout.part_slabs) {
+      parts.emplace_back(at, b);
+      at += b.volume();
+    }
+    this->slab_ = RankSlab<T, D>(std::move(parts));
+  }
   static std::vector<std::size_t> max_elems(const std::vector<FaceLine<D>>& lines) {
     std::vector<std::size_t> n;
     for (const auto& line : lines) n.push_back(line.max_elems);
@@ -240,8 +278,9 @@ class CopiedFaces final : public ResidentFaces<T, D> {
   }
   comm::World* world_;
   const RankLayout<D>* layout_;
-  SlabMemory storage_;
+  std::shared_ptr<SlabMemory> storage_;  ///< shared with the streams made by sharing()
   MessageLines<T> lines_;
+  std::optional<double> measured_;  ///< one face's transfer time, once measured
 };
 
 /// Resident faces written straight into the consumer's slab (one copy), then a notification.
@@ -249,25 +288,46 @@ class CopiedFaces final : public ResidentFaces<T, D> {
 template <class T, int D>
 class DirectStream final : public ResidentFaces<T, D> {
  public:
-  DirectStream(DirectFaces<T, D> faces, const RankLayout<D>& layout, int queues, bool eager)
+  /// `shared`: faces over the slab memory of another stream (sharing()), connected without a
+  /// measurement, `cap_s` that stream's.
+  DirectStream(DirectFaces<T, D> faces, const RankLayout<D>& layout, int queues, bool eager,
+               bool shared = false, double cap_s = 0)
       : faces_(std::move(faces)),
         layout_(&layout),
         queues_(static_cast<std::size_t>(queues)),
-        eager_(eager) {
+        eager_(eager),
+        shared_(shared),
+        cap_(cap_s),
+        base_(layout.recv_lines.size(), 0) {
     this->slab_ = faces_.slab();
   }
+  [[nodiscard]] Index capacity() const noexcept override { return faces_.capacity(); }
   Expected<double> connect_and_measure() override {
+    if (shared_) {
+      if (auto c = faces_.connect_shared(*layout_); !c) return Unexpected{c.error()};
+      return cap_;
+    }
     auto s = faces_.connect_and_measure(*layout_);
     if (s) cap_ = *s;
     return s;
   }
+  std::unique_ptr<ResidentFaces<T, D>> sharing(const RankLayout<D>& layout, int queues,
+                                               bool eager) const override {
+    return std::make_unique<DirectStream>(faces_.over(layout.part_slabs), layout, queues, eager, true,
+                                          cap_);
+  }
   void post_all() override {}
-  // The consumer's counters keep counting over the sweeps.
-  void begin_sweep(int sweep) override { sweep_ = sweep; }
+  // The consumer's counters keep counting over the sweeps (and over the streams that share the
+  // region): a sweep's faces are those after the count at its start (every face of the sweep
+  // before has been awaited, and no producer has started this one).
+  void begin_sweep(int) override {
+    for (std::size_t l = 0; l < base_.size(); ++l) {
+      base_[l] = must(faces_.notifications(layout_->recv_lines[l]));
+    }
+  }
   void await(std::size_t l, Index seq, ThreadRecord& rec) override {
     const auto w0 = Clock::now();
-    const auto& line = layout_->recv_lines[l];
-    must(faces_.wait(line, seq + sweep_ * static_cast<Index>(line.regions.size())));
+    must(faces_.wait(layout_->recv_lines[l], base_[l] + seq));
     rec.exposed(w0, cap_);
     ++rec.received;
   }
@@ -297,26 +357,30 @@ class DirectStream final : public ResidentFaces<T, D> {
   const RankLayout<D>* layout_;
   std::vector<std::vector<std::pair<std::size_t, Index>>> queues_;
   bool eager_;
-  double cap_ = 0;
-  Index sweep_ = 0;
+  bool shared_;
+  double cap_;
+  std::vector<Index> base_;  ///< per receive line: its faces notified before this sweep
 };
 
 /// Collective: the rank's slab and its face stream for `layout`, direct or copied (every rank
 /// must pass the same `direct`, resolve_direct_faces). `cpus`: the plan's CPUs per node (line
-/// tags are k * cpus + cpu); `queues`: start queues; `eager`: direct faces are announced by emit.
-/// The slab is zero-filled, its pages touched by `cpus` threads.
+/// tags are k * cpus + cpu); `queues`: start queues; `eager`: direct faces are announced by emit;
+/// `capacity`: elements of the slab's memory (>= the parts' volume; 0: exactly it), room for
+/// the layouts that will share it (ResidentFaces::sharing). The slab is zero-filled, its pages
+/// touched by `cpus` threads.
 template <class T, int D>
 Expected<std::unique_ptr<ResidentFaces<T, D>>> make_resident_faces(comm::World& world,
                                                                    const RankLayout<D>& layout,
                                                                    bool direct, int cpus,
-                                                                   int queues, bool eager) {
+                                                                   int queues, bool eager,
+                                                                   Index capacity = 0) {
   std::unique_ptr<ResidentFaces<T, D>> out;
   if (direct) {
-    auto f = DirectFaces<T, D>::create(world, layout.part_slabs, D * cpus, cpus);
+    auto f = DirectFaces<T, D>::create(world, layout.part_slabs, D * cpus, cpus, capacity);
     if (!f) return Unexpected{f.error()};
     out = std::make_unique<DirectStream<T, D>>(std::move(*f), layout, queues, eager);
   } else {
-    out = std::make_unique<CopiedFaces<T, D>>(world, layout, queues, cpus);
+    out = std::make_unique<CopiedFaces<T, D>>(world, layout, queues, cpus, capacity);
   }
   return out;
 }

@@ -124,7 +124,11 @@ concept StartHook = requires(const K& k, const RankSlab<typename K::value_type, 
 /// that does not mirror (the communication thread's) are dropped. Before before_sweeps, every
 /// rank is told, for every mask 0..2^D - 1, which rank each rank plays in a sweep asking for it:
 /// mirror_roles(mask, plays), plays[r] the rank whose tiles rank r runs (the identity where the
-/// mask is dropped).
+/// mask is dropped). The roles of a rank share one slab (ADR 0026; each its own where the run
+/// has initial values): in a sweep whose role differs from the last one's, the slab's points
+/// hold what the other role left there (reinterpreted over this role's box) and its halo below
+/// the space the boundary values, so such a kernel must write every point of its tiles before
+/// it reads it in each sweep (the hooks read the finished sweep's slab before the switch).
 template <class K>
 concept MirrorHook = requires(const K& k, int sweep, unsigned mask, std::span<const int> plays) {
   { k.mirror(sweep) } -> std::same_as<unsigned>;
@@ -220,17 +224,14 @@ struct ResidentRank {
   std::unique_ptr<ResidentFaces<typename K::value_type, K::dims>> faces;
 };
 
-/// Collective set-up of both resident pipelines: the layout (tiles re-cut by `split`), the slab
-/// (boundary layers filled, the rank's points from `initial` where given) and its faces (`queues`
-/// start queues, direct faces announced by emit when `eager`), connected, with one face's transfer
-/// time measured into `report`. With `plays` (mirror_plays; every rank passes its own copy of the
-/// same permutation), the rank takes the role of rank plays[world.rank()]: that rank's tiles,
-/// its faces' peers the ranks playing its neighbours.
+/// The layout of rank world.rank() (tiles re-cut by `split`), or with `plays` (mirror_plays;
+/// every rank passes its own copy of the same permutation) that of rank plays[world.rank()]:
+/// that rank's tiles, its faces' peers the ranks playing its neighbours.
 template <ResidentKernel K>
-Expected<ResidentRank<K>> open_resident_rank(const K& kernel, const plan::Plan& plan,
-                                             comm::World& world, bool direct, const RowSplit& split,
-                                             int queues, bool eager, const InitialRows& initial,
-                                             RankReport& report, std::span<const int> plays = {}) {
+Expected<std::unique_ptr<RankLayout<K::dims>>> resident_layout(const plan::Plan& plan,
+                                                               const comm::World& world,
+                                                               const RowSplit& split,
+                                                               std::span<const int> plays = {}) {
   constexpr int D = K::dims;
   std::array<int, D> halo{};
   for (int d = 0; d < D; ++d) halo[static_cast<std::size_t>(d)] = halo_width<K>(d);
@@ -245,19 +246,53 @@ Expected<ResidentRank<K>> open_resident_rank(const K& kernel, const plan::Plan& 
       for (auto& line : *lines) line.peer = player[static_cast<std::size_t>(line.peer)];
     }
   }
-  ResidentRank<K> rank{std::make_unique<RankLayout<D>>(std::move(*layout)), nullptr};
-  auto faces = make_resident_faces<typename K::value_type, D>(
-      world, *rank.layout, direct, static_cast<int>(plan.cpus()), queues, eager);
-  if (!faces) return Unexpected{faces.error()};
-  rank.faces = std::move(*faces);
-  for (const auto& part : rank.faces->slab().parts()) {
-    fill_outer_halo(kernel, part, rank.layout->space);
+  return std::make_unique<RankLayout<D>>(std::move(*layout));
+}
+
+/// Collective: the slab and face stream of `layout` (`queues` start queues, direct faces
+/// announced by emit when `eager`), boundary layers filled and the rank's points from `initial`
+/// where given, connected, with one face's transfer time measured into `report`. With `share`
+/// (ADR 0026), over its slab memory (ResidentFaces::sharing: no allocation, no measurement;
+/// the slab's values are left as they are, `initial` must be empty); otherwise a new slab with
+/// room for `capacity` elements (0: the layout's parts).
+template <ResidentKernel K>
+Expected<std::unique_ptr<ResidentFaces<typename K::value_type, K::dims>>> open_resident_faces(
+    const K& kernel, const RankLayout<K::dims>& layout, comm::World& world, bool direct, int cpus,
+    int queues, bool eager, const InitialRows& initial, RankReport& report, Index capacity = 0,
+    const ResidentFaces<typename K::value_type, K::dims>* share = nullptr) {
+  std::unique_ptr<ResidentFaces<typename K::value_type, K::dims>> faces;
+  if (share != nullptr) {
+    TP_EXPECTS(!initial);
+    faces = share->sharing(layout, queues, eager);
+  } else {
+    auto made = make_resident_faces<typename K::value_type, K::dims>(world, layout, direct, cpus,
+                                                                     queues, eager, capacity);
+    if (!made) return Unexpected{made.error()};
+    faces = std::move(*made);
+    for (const auto& part : faces->slab().parts()) fill_outer_halo(kernel, part, layout.space);
+    if (initial) TP_TRY(fill_initial(layout, faces->slab(), initial, world.rank()));
   }
-  if (initial) TP_TRY(fill_initial(*rank.layout, rank.faces->slab(), initial, world.rank()));
   report.direct_faces = direct;
-  auto face_s = rank.faces->connect_and_measure();
+  auto face_s = faces->connect_and_measure();
   if (!face_s) return Unexpected{face_s.error()};
   report.face_transfer_s = *face_s;
+  return faces;
+}
+
+/// Collective set-up of both resident pipelines: the layout (resident_layout) and its slab and
+/// faces (open_resident_faces).
+template <ResidentKernel K>
+Expected<ResidentRank<K>> open_resident_rank(const K& kernel, const plan::Plan& plan,
+                                             comm::World& world, bool direct, const RowSplit& split,
+                                             int queues, bool eager, const InitialRows& initial,
+                                             RankReport& report) {
+  auto layout = resident_layout<K>(plan, world, split);
+  if (!layout) return Unexpected{layout.error()};
+  ResidentRank<K> rank{std::move(*layout), nullptr};
+  auto faces = open_resident_faces(kernel, *rank.layout, world, direct,
+                                   static_cast<int>(plan.cpus()), queues, eager, initial, report);
+  if (!faces) return Unexpected{faces.error()};
+  rank.faces = std::move(*faces);
   return rank;
 }
 
@@ -292,36 +327,55 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   auto outcome = detail::start_outcome<typename K::result_type>(world, threads);
   const auto set_up = detail::Clock::now();  // RankReport::setup_s
   RankReport& report = outcome.report;
-  // One rank set-up (layout, slab, faces) per mirror the sweeps ask for (MirrorHook, ADR 0024),
-  // opened collectively when first needed (every rank runs the same sweeps); without mirrors,
-  // one. One start queue per thread; direct faces announced as soon as they are written.
+  // One rank set-up (layout, faces) per mirror the sweeps ask for (MirrorHook, ADR 0024); the
+  // layouts built now, the faces opened collectively when a sweep first needs them (every rank
+  // runs the same sweeps); without mirrors, one. The roles share one slab (ADR 0026: allocated
+  // and touched once, with room for the largest role's) unless initial values must stay in
+  // each role's own. One start queue per thread; direct faces announced as soon as written.
   struct Role {
     unsigned mask = 0;
-    detail::ResidentRank<K> rank;
-    int sweeps = 0;  ///< sweeps run in this role so far (direct faces count on over them)
+    std::unique_ptr<RankLayout<D>> layout;
+    std::unique_ptr<detail::ResidentFaces<T, D>> faces;  ///< null until first needed
   };
   std::vector<Role> roles;
-  const auto role_of = [&](int sweep) -> Expected<Role*> {
+  const auto mask_of = [&](int sweep) {
     unsigned m = 0;
     if constexpr (detail::MirrorHook<K>) m = detail::effective_mirror(plan, kernel.mirror(sweep));
-    for (auto& r : roles) {
-      if (r.mask == m) return &r;
+    return m;
+  };
+  Index capacity = 0;
+  for (int sweep = 0; sweep < options.sweeps && roles.size() < (1U << D); ++sweep) {
+    const unsigned m = mask_of(sweep);
+    if (std::any_of(roles.begin(), roles.end(), [&](const Role& r) { return r.mask == m; }))
+      continue;
+    auto layout = detail::resident_layout<K>(
+        plan, world, {}, m == 0 ? std::vector<int>{} : detail::mirror_plays(plan, m));
+    if (!layout) return Unexpected{layout.error()};
+    capacity = std::max(capacity, slab_volume(**layout));
+    roles.push_back(Role{m, std::move(*layout), nullptr});
+  }
+  const bool shared = roles.size() > 1 && !options.initial_rows;
+  const auto role_of = [&](int sweep) -> Expected<Role*> {
+    const unsigned m = mask_of(sweep);
+    auto it = std::find_if(roles.begin(), roles.end(), [&](const Role& r) { return r.mask == m; });
+    TP_ASSERT(it != roles.end());
+    if (!it->faces) {
+      RankReport scratch;
+      const bool first = it == roles.begin();
+      auto faces = detail::open_resident_faces(
+          kernel, *it->layout, world, *direct, threads, threads, true, options.initial_rows,
+          first ? report : scratch, shared ? capacity : 0,
+          shared && !first ? roles.front().faces.get() : nullptr);
+      if (!faces) return Unexpected{faces.error()};
+      it->faces = std::move(*faces);
     }
-    RankReport scratch;
-    auto rank =
-        detail::open_resident_rank(kernel, plan, world, *direct, {}, threads, true,
-                                   options.initial_rows, roles.empty() ? report : scratch,
-                                   m == 0 ? std::vector<int>{} : detail::mirror_plays(plan, m));
-    if (!rank) return Unexpected{rank.error()};
-    roles.reserve(1U << D);  // at most 2^D masks: the pointers stay valid
-    roles.push_back(Role{m, std::move(*rank), 0});
-    return &roles.back();
+    return &*it;
   };
   auto first = role_of(0);
   if (!first) return Unexpected{first.error()};
   Role* role = *first;
-  const RankLayout<D>* layout = role->rank.layout.get();
-  detail::ResidentFaces<T, D>* faces = role->rank.faces.get();
+  const RankLayout<D>* layout = role->layout.get();
+  detail::ResidentFaces<T, D>* faces = role->faces.get();
   const RankSlab<T, D>* slab = &faces->slab();
   const int subtiles = detail::choose_subtiles(plan, options.subtiles, *layout, [&] {
     return measure_tile_seconds(kernel, layout->typical_tile);
@@ -376,15 +430,20 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
       auto next = role_of(sweep);
       if (!next) return Unexpected{next.error()};
       TP_TRY(detail::sweep_hook(kernel, world, *faces, *layout, sweep));
-      role = *next;
-      layout = role->rank.layout.get();
-      faces = role->rank.faces.get();
-      slab = &faces->slab();
-      faces->begin_sweep(role->sweeps);
+      if (*next != role) {
+        role = *next;
+        layout = role->layout.get();
+        faces = role->faces.get();
+        slab = &faces->slab();
+        // A shared slab's halo below the space held the other role's faces (O(surface)).
+        if (shared) {
+          for (const auto& part : slab->parts()) fill_outer_halo(kernel, part, layout->space);
+        }
+      }
+      faces->begin_sweep(sweep);
       faces->post_all();
       TP_TRY(world.barrier());
     }
-    ++role->sweeps;
     TP_TRY(detail::run_tiles(world.rank(), plan, *layout, subtiles, *faces, records, open, compute,
                              close));
   }

@@ -19,7 +19,8 @@ namespace tp::kernels {
 /// `slab_points` points allocated and filled now, not timed: a function of the tile height that
 /// runs one timed pass and returns seconds per point. `params`: the kernel's --param values
 /// (sweep3d's `angles` changes its cost; nullptr: the defaults). What each measures:
-/// - wave2d/3d/4d, sweep3d (octant 0, first iteration): tiles of the kernel's slab;
+/// - wave2d/3d/4d, sweep3d (octant 0, first iteration, its p_0 added into the home sums as a
+///   run's tiles do): tiles of the kernel's slab;
 /// - sor2d/sor3d: tiles of the skewed space of T = the time extent of the row and a grid as wide
 ///   as the cross-section;
 /// - sw: tiles of random protein sequences (uniform over the 20 amino acids) scored by BLOSUM62

@@ -34,9 +34,9 @@ inline constexpr std::array<exec::ParamSpec, 7> sweep3d_params{{
     {"paired", exec::ParamType::integer, "1",
      "1: octants o and o | 4 as one sweep over I x J x 2K (octant o | 4 starts while o "
      "drains); 0: the 8 octants one after another"},
-    {"mirror_from", exec::ParamType::integer, "3",
-     "ranks play their mirror's tiles in reflected octants (no exchange between sweeps, one more "
-     "slab set up once) when iterations >= this; 0: never"},
+    {"mirror_from", exec::ParamType::integer, "1",
+     "ranks play their mirror's tiles in reflected octants (no exchange between sweeps; the "
+     "roles share one slab) when iterations >= this; 0: never"},
 }};
 
 /// sweep3d's parameters (defaults as declared in sweep3d_params).
@@ -48,9 +48,9 @@ struct Sweep3dParams {
   double c = 0.0;
   /// 1: octants o and o | 4 swept together (ADR 0021); 0: one octant per sweep.
   std::int64_t paired = 1;
-  /// Mirrored rank roles (ADR 0024) from this many iterations on; 0: never. The second slab's
-  /// set-up, paid once, outweighs the exchanges it saves below about 3 (docs/benchmarks.md).
-  std::int64_t mirror_from = 3;
+  /// Mirrored rank roles (ADR 0024) from this many iterations on; 0: never. Since the roles
+  /// share one slab (ADR 0026) they pay from the first iteration (docs/benchmarks.md).
+  std::int64_t mirror_from = 1;
   /// Whether the sweeps mirror the mesh (mirror_from reached).
   [[nodiscard]] bool mirrored() const noexcept {
     return mirror_from > 0 && iterations >= mirror_from;
@@ -151,6 +151,10 @@ class Sweep3d {
   /// sweep on the sweep itself adds the p_o of the cells at home into their sums.
   Status before_sweeps(const exec::RankSlab<Sweep3dCell, 3>& slab, std::span<const Box<3>> owned,
                        comm::World& world) const;
+  /// What before_sweeps does on one rank whose points are `space` (the executor's space, from 1;
+  /// no World): the sweeps then add every p_o into the home sums themselves, as on one rank. For
+  /// the tile-cost probe, whose tiles should do what a run's do.
+  void sweep_alone(const Box<3>& space) const;
   /// The mesh dimensions sweep s mirrors (exec's MirrorHook, ADR 0024): its octant's reflected
   /// dimensions (paired: i and j only), none in the final sweep. With a mirror-symmetric
   /// partition every rank then sweeps its home cells and nothing changes rank between sweeps.
@@ -224,6 +228,9 @@ class Sweep3d {
   void sweep_boxes(std::size_t me, int sweep) const;
   /// Learns every rank's boxes (collective).
   Status learn_boxes(std::span<const Box<3>> owned, comm::World& world) const;
+  /// The boxes of every rank (lists[r]: rank r's), this rank `me`: the parts, the homes, the
+  /// sums.
+  void set_boxes(const std::vector<std::vector<Box<3>>>& lists, std::size_t me) const;
   [[nodiscard]] Index cell_index(const Point<3>& x, int octant) const noexcept;
   [[nodiscard]] Point<3> reflect(const Point<3>& x, int octant) const noexcept;
   [[nodiscard]] Box<3> reflect(const Box<3>& b, int octant) const noexcept;
