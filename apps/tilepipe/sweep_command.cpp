@@ -15,6 +15,7 @@
 #include <tilepipe/support/parse.hpp>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +39,11 @@ struct Scheme {
   plan::GroupingKind grouping;
 };
 
+/// Block-cyclic factors as --cyclic takes them (2x3; "1" for none given).
+std::string cyclic_text(const std::vector<std::int64_t>& factors) {
+  return factors.empty() ? std::string("1") : fmt::format("{}", fmt::join(factors, "x"));
+}
+
 /// One configuration the sweep runs, with its prediction and its measurements.
 struct Point {
   Scheme scheme{};
@@ -45,6 +51,7 @@ struct Point {
   bool chosen = false;  ///< the model's automatic choice
   bool swept = true;    ///< on the sweep's grid (false: only run as the choice)
   model::Prediction prediction;
+  std::string cyclic = "1";     ///< the block-cyclic factors it runs (--cyclic's text)
   std::vector<double> seconds;  ///< one per repeat (tilepipe run's wall time)
   std::vector<double> tile_s;   ///< one per repeat: compute time per tile
 };
@@ -275,7 +282,8 @@ int run_sweep(int argc, char** argv) {
   app.add_option("--cpus", problem.cpus, "CPUs (threads) per node, default 1");
   app.add_option("--cyclic", problem.cyclic,
                  "block-cyclic factor of every run and prediction (K, or 2x3: one per "
-                 "non-mapping dimension, as for tilepipe run); default 1");
+                 "non-mapping dimension, as for tilepipe run), or auto (the model's factors "
+                 "for each point); default 1");
   app.add_option("--tile-heights", heights,
                  "A:B (A, 2A, 4A, ... and B) or a comma list, e.g. 256:65536")
       ->required();
@@ -323,11 +331,10 @@ int run_sweep(int argc, char** argv) {
   auto schemes = parse_schemes(schemes_text);
   if (!schemes) return report_error(schemes.error());
   problem.tile = "2";
-  if (problem.cyclic == "auto") {
-    return report_error(Error(Errc::invalid_argument,
-                              "--cyclic auto: tilepipe sweep runs the factors it is given (K, or "
-                              "one per non-mapping dimension: 2x3)"));
-  }
+  // --cyclic auto: each point runs the factors the model chooses for its height and scheme
+  // (the plans are checked with factor 1; the machine is known only after the calibration).
+  const bool auto_cyclic = problem.cyclic == "auto";
+  if (auto_cyclic) problem.cyclic = "1";
   auto base = problem.to_request();
   if (!base) return report_error(base.error());
   auto base_plan = plan::Plan::make(*base);
@@ -348,7 +355,7 @@ int run_sweep(int argc, char** argv) {
             Error(Errc::invalid_argument, fmt::format("--tile-heights: tile height {} with {}: {}",
                                                       z, scheme_text(s), p.error().message)));
       }
-      points.push_back(Point{s, z, false, true, {}, {}, {}});
+      points.push_back(Point{s, z, false, true, {}, problem.cyclic, {}, {}});
     }
   }
   const std::size_t runs = points.size() * static_cast<std::size_t>(repeat);
@@ -414,6 +421,17 @@ int run_sweep(int argc, char** argv) {
     r.tile_height = pt.height;
     r.schedule = pt.scheme.schedule;
     r.grouping = pt.scheme.grouping;
+    if (auto_cyclic) {
+      model::ChoiceRequest one;
+      one.base = r;
+      one.auto_cyclic = true;
+      one.options = mopt;
+      auto c = model::choose(one, machine);
+      if (!c) return report_error(c.error());
+      pt.prediction = c->prediction;
+      pt.cyclic = cyclic_text(c->request.cyclic);
+      continue;
+    }
     auto plan = plan::Plan::make(r);
     if (!plan) return report_error(plan.error());
     auto pred = model::predict(*plan, machine, mopt);
@@ -429,6 +447,7 @@ int run_sweep(int argc, char** argv) {
   const bool both_groupings = std::any_of(schemes->begin(), schemes->end(), [&](const Scheme& s) {
     return s.grouping != schemes->front().grouping;
   });
+  creq.auto_cyclic = auto_cyclic;
   creq.auto_schedule = both_schedules;
   creq.auto_grouping = both_groupings;
   creq.base.schedule = schemes->front().schedule;
@@ -440,13 +459,20 @@ int run_sweep(int argc, char** argv) {
     const Scheme cs{choice->request.schedule, choice->request.grouping};
     auto it = std::find_if(points.begin(), points.end(), [&](const Point& p) {
       return p.height == choice->request.tile_height && p.scheme.schedule == cs.schedule &&
-             p.scheme.grouping == cs.grouping;
+             p.scheme.grouping == cs.grouping &&
+             (!auto_cyclic || p.cyclic == cyclic_text(choice->request.cyclic));
     });
     if (it != points.end()) {
       it->chosen = true;
     } else {
-      points.push_back(
-          Point{cs, choice->request.tile_height, true, false, choice->prediction, {}, {}});
+      points.push_back(Point{cs,
+                             choice->request.tile_height,
+                             true,
+                             false,
+                             choice->prediction,
+                             auto_cyclic ? cyclic_text(choice->request.cyclic) : problem.cyclic,
+                             {},
+                             {}});
     }
   }
 
@@ -468,7 +494,7 @@ int run_sweep(int argc, char** argv) {
                                     "--size",     problem.size,
                                     "--nodes",    std::to_string(base->nodes),
                                     "--cpus",     std::to_string(base->cpus),
-                                    "--cyclic",   problem.cyclic,
+                                    "--cyclic",   pt.cyclic,
                                     "--tile",     std::to_string(pt.height),
                                     "--schedule", std::string(plan::to_string(pt.scheme.schedule)),
                                     "--grouping", std::string(plan::to_string(pt.scheme.grouping)),
@@ -524,6 +550,7 @@ int run_sweep(int argc, char** argv) {
     o["schedule"] = std::string(plan::to_string(p.scheme.schedule));
     o["grouping"] = std::string(plan::to_string(p.scheme.grouping));
     o["tile_height"] = p.height;
+    o["cyclic"] = p.cyclic;
     o["measured_s"] = m;
     o["measured_min_s"] = *std::min_element(p.seconds.begin(), p.seconds.end());
     o["measured_max_s"] = *std::max_element(p.seconds.begin(), p.seconds.end());
@@ -564,7 +591,8 @@ int run_sweep(int argc, char** argv) {
                  o["tile_height"].get<std::int64_t>(), o["measured_s"].get<double>(),
                  o["measured_min_s"].get<double>(), o["measured_max_s"].get<double>(),
                  o["predicted_s"].get<double>(), 100 * o["error"].get<double>(),
-                 o["chosen"].get<bool>() ? "  <- model's choice" : "");
+                 (auto_cyclic ? "  cyclic " + o["cyclic"].get<std::string>() : std::string()) +
+                     (o["chosen"].get<bool>() ? "  <- model's choice" : ""));
     }
     if (chosen && best) {
       const double c = median_of(chosen->seconds);

@@ -116,6 +116,49 @@ TEST(SweepCli, cyclic_runs_and_predicts_every_point_with_the_factor) {
   std::filesystem::remove(machine);
 }
 
+TEST(SweepCli, cyclic_auto_runs_each_point_with_the_models_factors) {
+  // The same relabelled seed machine; two tiles per row of tiles, where cycles pay: each point
+  // runs the factor `tilepipe plan --cyclic auto` chooses at its height and scheme (reported as
+  // "cyclic"), with that plan's steps.
+  const auto machine = temp_path("sweep-cyclic-auto-machine.json");
+  {
+    std::ifstream in(std::string(TILEPIPE_SOURCE_DIR) +
+                     "/tests/data/machines/seed000-sci-cluster.json");
+    auto m = nlohmann::json::parse(in);
+    m["transport"] = "shm";
+    std::ofstream(machine) << m.dump();
+  }
+  auto r = sweep({"--kernel",       "wave2d",
+                  "--size",         "4096x64",
+                  "--nodes",        "2",
+                  "--tile-heights", "512:2048",
+                  "--schemes",      "overlap+hyperplane",
+                  "--repeat",       "1",
+                  "--sync",         "block",
+                  "--cyclic",       "auto",
+                  "--machine",      machine,
+                  "--json",         "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto top = tp::test::without_preamble(nlohmann::json::parse(r.out), "sweep");
+  ASSERT_GE(top["results"].size(), 3u);
+  bool cycles = false;
+  for (const auto& o : top["results"]) {
+    if (!o["swept"].get<bool>()) continue;  // the model's own choice, at a height of its own
+    const std::string h = std::to_string(o["tile_height"].get<std::int64_t>());
+    const std::string k = o["cyclic"].get<std::string>();
+    cycles = cycles || k != "1";
+    auto p = tilepipe({"plan", "--kernel", "wave2d", "--size", "4096x64", "--nodes", "2", "--tile",
+                       h, "--cyclic", "auto", "--schedule", "overlap", "--grouping", "hyperplane",
+                       "--machine", machine, "--json"});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    const auto j = nlohmann::json::parse(p.out);
+    EXPECT_EQ(j["cyclic"], nlohmann::json::array({std::stoi(k)})) << h;
+    EXPECT_EQ(o["steps"], j["steps"]) << h;
+  }
+  EXPECT_TRUE(cycles) << "the model chose the block plan everywhere: the test shows nothing";
+  std::filesystem::remove(machine);
+}
+
 struct BadSweep {
   std::vector<std::string> args;
   std::string message;  ///< a trailing '*' matches any rest of the line
@@ -186,9 +229,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadSweep{
             {"--tile-heights", "16:64", "--kernel", "sw"},
             "--kernel: tilepipe sweep runs wave2d|wave3d|wave4d|sor2d|sor3d|sweep3d, not 'sw'"},
-        BadSweep{{"--tile-heights", "16:64", "--cyclic", "auto"},
-                 "--cyclic auto: tilepipe sweep runs the factors it is given (K, or one per "
-                 "non-mapping dimension: 2x3)"},
         BadSweep{{"--tile-heights", "16:64", "--cyclic", "0"},
                  "--cyclic dimension 1: 0 must be >= 1"}),
     [](const ::testing::TestParamInfo<BadSweep>& param) {
