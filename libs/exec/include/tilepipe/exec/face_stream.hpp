@@ -172,9 +172,9 @@ class ResidentFaces {
   virtual Expected<double> connect_and_measure() = 0;
   /// Collective (every rank, between sweeps, after a barrier; ADR 0026): a face stream for
   /// another layout of this rank (a mirrored role, ADR 0024) over this stream's slab memory
-  /// (slab_volume(layout) <= capacity(); one part: mirrored plans are block plans): its slab holds whatever this one's left,
-  /// reinterpreted over the new box. The layout must outlive it. Connect it (connect_and_measure)
-  /// before its first sweep; use one of the two at a time.
+  /// (slab_volume(layout) <= capacity(); one part: mirrored plans are block plans): its slab holds
+  /// whatever this one's left, reinterpreted over the new box. The layout must outlive it. Connect
+  /// it (connect_and_measure) before its first sweep; use one of the two at a time.
   virtual std::unique_ptr<ResidentFaces> sharing(const RankLayout<D>& layout, int queues,
                                                  bool eager) const = 0;
   /// Makes the first faces of every receive line receivable.
@@ -204,12 +204,12 @@ class CopiedFaces final : public ResidentFaces<T, D> {
   /// `capacity`: elements of the slab's storage (>= the parts' volume; 0: exactly it).
   CopiedFaces(comm::World& world, const RankLayout<D>& layout, int queues, int threads,
               Index capacity = 0)
-      : CopiedFaces(world, layout, queues,
-                    std::make_shared<SlabMemory>(
-                        static_cast<std::size_t>(std::max(capacity, slab_volume(layout))) *
-                            sizeof(T),
-                        threads),
-                    std::nullopt) {}
+      : CopiedFaces(
+            world, layout, queues,
+            std::make_shared<SlabMemory>(
+                static_cast<std::size_t>(std::max(capacity, slab_volume(layout))) * sizeof(T),
+                threads),
+            std::nullopt) {}
   [[nodiscard]] Index capacity() const noexcept override {
     return static_cast<Index>(storage_->size() / sizeof(T));
   }
@@ -313,8 +313,8 @@ class DirectStream final : public ResidentFaces<T, D> {
   }
   std::unique_ptr<ResidentFaces<T, D>> sharing(const RankLayout<D>& layout, int queues,
                                                bool eager) const override {
-    return std::make_unique<DirectStream>(faces_.over(layout.part_slabs), layout, queues, eager, true,
-                                          cap_);
+    return std::make_unique<DirectStream>(faces_.over(layout.part_slabs), layout, queues, eager,
+                                          true, cap_);
   }
   void post_all() override {}
   // The consumer's counters keep counting over the sweeps (and over the streams that share the
