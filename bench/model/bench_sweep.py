@@ -21,6 +21,19 @@ import subprocess
 import sys
 
 
+def error_table(errors):
+    """Markdown rows: per scheme the points, the median and largest error, those within 10%."""
+    rows = ["| scheme | points | median error | max error (at height) | within 10% |",
+            "|---|---|---|---|---|"]
+    for key in sorted(errors):
+        errs = errors[key]
+        worst = max(errs)
+        within = sum(1 for e in errs if e[0] <= 0.10)
+        rows.append(f"| {key} | {len(errs)} | {100 * statistics.median(e[0] for e in errs):.1f}% "
+                    f"| {100 * worst[0]:.1f}% ({worst[1]}) | {within}/{len(errs)} |")
+    return rows
+
+
 def simulate(tp, a, row, machine):
     """The simulated completion time of one swept point, or None (reported) on failure."""
     cmd = [tp, "simulate", "--kernel", a.kernel, "--size", a.size, "--nodes", a.nodes, "--cpus",
@@ -113,25 +126,11 @@ def main():
     md += [f"Model error |predicted - measured| / measured at the swept points whose tiles took "
            f">= {a.min_work_us:g} us of computation (measured), medians of {a.repeat} "
            "interleaved runs per point:", "",
-           "| scheme | points | median error | max error (at height) | within 10% |",
-           "|---|---|---|---|---|"]
-    for key in sorted(all_err):
-        errs = all_err[key]
-        worst = max(errs)
-        within = sum(1 for e in errs if e[0] <= 0.10)
-        md.append(f"| {key} | {len(errs)} | {100 * statistics.median(e[0] for e in errs):.1f}% | "
-                  f"{100 * worst[0]:.1f}% ({worst[1]}) | {within}/{len(errs)} |")
+           *error_table(all_err)]
     if a.simulate:
         md += ["", "`tilepipe simulate` (the same plans and machine files) against the same "
                "measurements:", "",
-               "| scheme | points | median error | max error (at height) | within 10% |",
-               "|---|---|---|---|---|"]
-        for key in sorted(sim_err):
-            errs = sim_err[key]
-            worst = max(errs)
-            within = sum(1 for e in errs if e[0] <= 0.10)
-            md.append(f"| {key} | {len(errs)} | {100 * statistics.median(e[0] for e in errs):.1f}% "
-                      f"| {100 * worst[0]:.1f}% ({worst[1]}) | {within}/{len(errs)} |")
+               *error_table(sim_err)]
     md += ["", "The model's choice (over every tile height and the swept schemes) against the best "
            "measured point of the same sweep:", "",
            "| sweep | chosen | measured s | best measured | s | chosen / best |",

@@ -76,17 +76,20 @@ TEST(SweepCli, json_has_one_object_per_point_and_the_models_choice) {
   std::filesystem::remove(csv);
 }
 
+/// Seed 000's SCI machine file relabelled for shm at `path`: predictions without a calibration.
+void write_seed_machine_for_shm(const std::string& path) {
+  std::ifstream in(std::string(TILEPIPE_SOURCE_DIR) +
+                   "/tests/data/machines/seed000-sci-cluster.json");
+  auto m = nlohmann::json::parse(in);
+  m["transport"] = "shm";
+  std::ofstream(path) << m.dump();
+}
+
 TEST(SweepCli, cyclic_runs_and_predicts_every_point_with_the_factor) {
   // Seed 000's SCI machine file relabelled for shm, so that no calibration runs: each point's
   // run and prediction are `tilepipe plan --cyclic 2`'s (steps; the time, hops included).
   const auto machine = temp_path("sweep-cyclic-machine.json");
-  {
-    std::ifstream in(std::string(TILEPIPE_SOURCE_DIR) +
-                     "/tests/data/machines/seed000-sci-cluster.json");
-    auto m = nlohmann::json::parse(in);
-    m["transport"] = "shm";
-    std::ofstream(machine) << m.dump();
-  }
+  write_seed_machine_for_shm(machine);
   auto r = sweep({"--kernel",       "wave2d",
                   "--size",         "32x256",
                   "--nodes",        "2",
@@ -121,13 +124,7 @@ TEST(SweepCli, cyclic_auto_runs_each_point_with_the_models_factors) {
   // runs the factor `tilepipe plan --cyclic auto` chooses at its height and scheme (reported as
   // "cyclic"), with that plan's steps.
   const auto machine = temp_path("sweep-cyclic-auto-machine.json");
-  {
-    std::ifstream in(std::string(TILEPIPE_SOURCE_DIR) +
-                     "/tests/data/machines/seed000-sci-cluster.json");
-    auto m = nlohmann::json::parse(in);
-    m["transport"] = "shm";
-    std::ofstream(machine) << m.dump();
-  }
+  write_seed_machine_for_shm(machine);
   auto r = sweep({"--kernel",       "wave2d",
                   "--size",         "4096x64",
                   "--nodes",        "2",

@@ -82,13 +82,7 @@ class DirectFaces {
     // memory is zero-filled lazily, and page faults inside compute_tile would be timed. The
     // rank's threads share the work (a serial fill costs a second at 20000 x 20000 doubles).
     zero_parallel(f.region_.local(), threads);
-    std::byte* base = f.region_.local().data();
-    const std::uint64_t count = part_slabs.size();
-    std::memcpy(base, &count, sizeof count);
-    if (count > 0) {
-      std::memcpy(base + sizeof count, part_slabs.data(), part_slabs.size() * sizeof(Box<D>));
-    }
-    f.slab_ = views(base + header, part_slabs);
+    f.slab_ = write_header(f.region_.local().data(), header, part_slabs);
     f.peers_.resize(static_cast<std::size_t>(world.size()));
     return f;
   }
@@ -115,13 +109,7 @@ class DirectFaces {
     f.probe_base_ = probe_base_;
     f.region_ = region_;
     f.header_ = header_;
-    std::byte* base = f.region_.local().data();
-    const std::uint64_t count = part_slabs.size();
-    std::memcpy(base, &count, sizeof count);
-    if (count > 0) {
-      std::memcpy(base + sizeof count, part_slabs.data(), part_slabs.size() * sizeof(Box<D>));
-    }
-    f.slab_ = views(base + header_, part_slabs);
+    f.slab_ = write_header(f.region_.local().data(), header_, part_slabs);
     f.peers_.resize(peers_.size());
     return f;
   }
@@ -265,6 +253,16 @@ class DirectFaces {
   static constexpr std::size_t header_bytes(std::size_t parts) noexcept {
     constexpr std::size_t page = 4096;
     return (sizeof(std::uint64_t) + parts * sizeof(Box<D>) + page - 1) / page * page;
+  }
+
+  /// Writes the part count and `boxes` at the region's start `base` (where the peers' connect
+  /// reads them); the slab's views, `header` bytes on.
+  static RankSlab<T, D> write_header(std::byte* base, std::size_t header,
+                                     const std::vector<Box<D>>& boxes) {
+    const std::uint64_t count = boxes.size();
+    std::memcpy(base, &count, sizeof count);
+    if (count > 0) std::memcpy(base + sizeof count, boxes.data(), boxes.size() * sizeof(Box<D>));
+    return views(base + header, boxes);
   }
 
   /// Views of parts over `boxes`, one after another from `at`.
