@@ -43,12 +43,6 @@ void add_kernel_probe(runtime::CalibrateSpec& spec, const runtime::KernelEntry& 
 
 Status check_plugin_probe(const runtime::KernelEntry& entry, std::string_view command) {
   if (entry.cost_probe != nullptr) return {};
-  if (entry.time_loop) {
-    return fail(Errc::invalid_argument, "--kernel " + std::string(entry.name) + ": " +
-                                            std::string(command) +
-                                            " has no tile-cost probe for a plugin kernel with a "
-                                            "time loop yet");
-  }
   return fail(Errc::invalid_argument, "--kernel " + std::string(entry.name) +
                                           ": its plugin gives " + std::string(command) +
                                           " no tile-cost probe (build it with "

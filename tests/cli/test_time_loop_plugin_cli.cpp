@@ -8,7 +8,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <tuple>
@@ -80,6 +84,30 @@ TEST(TimeLoopPluginCli, plan_shows_the_plugin_kernels_transformation) {
   EXPECT_EQ(bad.err,
             "tilepipe: error: --kernel relax1d is 1-dimensional (the time loop comes from --param "
             "iterations) but --size 61x3 has 2 dimensions\n");
+}
+
+// calibrate measures a time-loop kernel's tiles (in its transformed space) and run --tile auto
+// chooses a tile with them.
+TEST(TimeLoopPluginCli, calibrate_measures_a_time_loop_kernel_and_tile_auto_uses_it) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tp_time_loop_machine_" + std::to_string(::getpid()) + ".json");
+  auto c = tilepipe({"calibrate", "--quick", "--quiet", "-o", path.string(), "--plugin",
+                     TP_PLUGIN_TIME_LOOP, "--kernel", "relax1d", "--size", "4000", "--param",
+                     "iterations=16", "--nodes", "2", "--tile-heights", "16,64"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::ifstream in(path);
+  const auto m = nlohmann::json::parse(in);
+  ASSERT_TRUE(m["compute"]["kernels"].contains("relax1d")) << m["compute"].dump();
+  EXPECT_EQ(m["compute"]["kernels"]["relax1d"]["samples"].size(), 2u);
+  auto r = tilepipe({"run", "--plugin", TP_PLUGIN_TIME_LOOP, "--kernel", "relax1d", "--size",
+                     "4000", "--param", "iterations=16", "--nodes", "2", "--machine", path.string(),
+                     "--sync", "block", "--verify", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["chosen_by"], "model");
+  EXPECT_EQ(j["verified"], true);
+  EXPECT_EQ(j["checksum"], hex16(relax::checksum(relax::plain_loop(4000, 16))));
+  std::filesystem::remove(path);
 }
 
 // Everything but times: the JSON of a built-in kernel and of the same type built as a plugin.

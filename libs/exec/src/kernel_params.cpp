@@ -94,6 +94,18 @@ double ParamValues::real(std::string_view name) const {
   return find(name, ParamType::real).real;
 }
 
+ParamValues ParamValues::with_integer(std::string_view name, std::int64_t value) const {
+  (void)find(name, ParamType::integer);  // the precondition
+  ParamValues out = *this;
+  for (auto& v : out.values_) {
+    if (v.name == name) {
+      v.integer = value;
+      v.text = std::to_string(value);
+    }
+  }
+  return out;
+}
+
 std::string ParamValues::to_string() const {
   std::string s;
   for (const auto& v : values_) s += (s.empty() ? "" : ", ") + v.name + "=" + v.text;

@@ -1,6 +1,7 @@
 // The kernel registry in one process (no dlopen): make_entry's plan information and entry points,
 // names unique, find's error listing the names; the loader's own refusals are in
 // tests/cli/test_plugin_cli.cpp (built plugins).
+#include "../../cli/plugins/relax.hpp"
 #include "03_lcs/lcs.hpp"
 
 #include <tilepipe/runtime/kernel_entry.hpp>
@@ -36,6 +37,28 @@ TEST(KernelRegistry, entry_carries_the_kernels_plan_information) {
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().message, "alphabet=300 must be 1..256");
   EXPECT_FALSE(e.check({10, 10, 10}, *bad));  // three extents for a 2-D kernel
+}
+
+// A time-loop kernel's probe computes a row of the transformed space: its kernel is made for the
+// smallest loop nest whose space covers the row. relax1d's skew (t, i) -> (t, i + t) maps the nest
+// T x N to the box T x (N + T - 1), so the row 5 x 20 needs T = 5 and N = 16 (as sor's built-in
+// probe computes it); a row narrower than T sweeps takes the smallest nest, N = 1.
+TEST(KernelRegistry, a_time_loop_kernels_probe_runs_the_smallest_nest_covering_its_row) {
+  using tp::runtime::detail::nest_covering;
+  EXPECT_EQ(*nest_covering<relax::Relax>({5, 20}), (tp::plan::Index{5, 16}));
+  EXPECT_EQ(*nest_covering<relax::Relax>({7, 3}), (tp::plan::Index{7, 1}));
+  EXPECT_EQ(*nest_covering<lcs::Lcs>({7, 9}), (tp::plan::Index{7, 9}));  // no transformation
+  const auto e = make_entry<relax::Relax>("relax1d");
+  ASSERT_TRUE(e.time_loop);
+  ASSERT_NE(e.cost_probe, nullptr);
+  auto p = tp::exec::ParamValues::parse(e.params, {"iterations=3"});
+  ASSERT_TRUE(p);
+  auto probe = e.cost_probe({4, 1}, 1, 16, 4096, *p);  // tiles 4 sweeps x 16 points
+  ASSERT_TRUE(probe) << probe.error().message;
+  EXPECT_GT((*probe)(16), 0);
+  EXPECT_GT((*probe)(4), 0);
+  EXPECT_EQ(p->integer("iterations"), 3);  // the probe's own count, not the caller's values
+  EXPECT_EQ(p->with_integer("iterations", 8).to_string(), "iterations=8");
 }
 
 /// lcs declaring a workload for the cost model: two sweeps, 4-byte faces.

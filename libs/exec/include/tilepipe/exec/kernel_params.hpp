@@ -39,6 +39,9 @@ class ParamValues {
   [[nodiscard]] std::int64_t integer(std::string_view name) const;
   /// The value of a declared real parameter (precondition: declared, real).
   [[nodiscard]] double real(std::string_view name) const;
+  /// A copy with the declared integer parameter `name` set to `value` (precondition: declared,
+  /// integer); a calibration probe runs a time-loop kernel with its own iteration count.
+  [[nodiscard]] ParamValues with_integer(std::string_view name, std::int64_t value) const;
   /// "iterations=1, omega=1.0": every parameter as it was given or defaulted.
   [[nodiscard]] std::string to_string() const;
 

@@ -20,6 +20,7 @@
 #include <tilepipe/runtime/kernel_registry.hpp>
 #include <tilepipe/runtime/run.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -248,6 +249,45 @@ Expected<RunReport> run_entry(const plan::Index& size, const exec::ParamValues& 
   }
 }
 
+/// The smallest loop nest (coordinate by coordinate, in order) whose executor space covers the
+/// box `space` of that space: a time-loop kernel's probe computes tiles of the transformed space,
+/// and its kernel is made for a loop nest (the iterations first). The transformed extents grow
+/// with each extent of the nest (sum_k |T_dk| (n_k - 1) + 1), and a nest as wide as the widest
+/// extent of `space` in every dimension covers it.
+template <class K>
+Expected<plan::Index> nest_covering(const plan::Index& space) {
+  const auto widest = *std::max_element(space.begin(), space.end());
+  plan::Index nest(space.size(), widest);
+  const auto covers = [&](const plan::Index& n) -> Expected<bool> {
+    auto s = executor_space<K>(n);
+    if (!s) return Unexpected{s.error()};
+    for (std::size_t d = 0; d < space.size(); ++d) {
+      if (s->extents[d] < space[d]) return false;
+    }
+    return true;
+  };
+  auto all = covers(nest);
+  if (!all) return Unexpected{all.error()};
+  if (!*all) return fail(Errc::internal, "no loop nest covers the probe's space");
+  for (std::size_t k = 0; k < nest.size(); ++k) {
+    std::int64_t lo = 1, hi = nest[k];  // hi covers; find the smallest that does
+    while (lo < hi) {
+      const auto mid = lo + (hi - lo) / 2;
+      auto trial = nest;
+      trial[k] = mid;
+      auto ok = covers(trial);
+      if (!ok) return Unexpected{ok.error()};
+      if (*ok) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    nest[k] = hi;
+  }
+  return nest;
+}
+
 template <class K>
 Expected<CostProbe> probe_entry(const std::vector<std::int64_t>& cross, int along,
                                 std::int64_t max_height, std::int64_t slab_points,
@@ -265,7 +305,20 @@ Expected<CostProbe> probe_entry(const std::vector<std::int64_t>& cross, int alon
   }
   using P = exec::CostProbeOf<K>;
   const auto n = P::row_size(c, along, max_height, slab_points);
-  auto k = make_kernel<K>(plan::Index(n.begin(), n.end()), p);
+  const plan::Index space(n.begin(), n.end());
+  Expected<K> k = [&]() -> Expected<K> {
+    if constexpr (time_loop_of<K>()) {
+      // The row is a box of the transformed space: the kernel of the smallest loop nest whose
+      // space covers it, its iterations the nest's first extent (the probe computes the box's
+      // tiles from its low corner; a nest a little wider only leaves points of it uncomputed).
+      auto nest = nest_covering<K>(space);
+      if (!nest) return Unexpected{nest.error()};
+      return make_kernel<K>(plan::Index(nest->begin() + 1, nest->end()),
+                            p.with_integer("iterations", nest->front()));
+    } else {
+      return make_kernel<K>(space, p);
+    }
+  }();
   if (!k) return Unexpected{k.error()};
   auto probe = std::make_shared<P>(*k, n, along);
   return CostProbe([probe](std::int64_t z) { return probe->pass(z); });
@@ -297,9 +350,7 @@ KernelEntry make_entry(std::string_view name) {
   KernelEntry e = describe_entry<K>(name);
   e.check = &detail::check_entry<K>;
   e.run = &detail::run_entry<K>;
-  // A probe's slab is a row of tiles of the executor's space, which a time-loop kernel's make()
-  // does not take: none (calibrate says so).
-  if constexpr (!detail::time_loop_of<K>()) e.cost_probe = &detail::probe_entry<K>;
+  e.cost_probe = &detail::probe_entry<K>;
   return e;
 }
 
