@@ -11,7 +11,13 @@ OUT/summary.md. usage:
                  [--link latency=20us,bandwidth=80MB/s] [--schemes all] [--simulate]
 
 --simulate: also `tilepipe simulate` every swept point with the sweep's machine file, and report
-the simulator's error beside the model's (OUT/simulated-K.json)."""
+the simulator's error beside the model's (OUT/simulated-K.json).
+
+--confirm N (default 9): the best measured point of a sweep is the fastest of many medians of a
+few noisy runs, so it is biased low (the winner's curse) where the schemes lie within the noise
+of each other. After each sweep the model's choice and that best point are run again with
+`tilepipe run`, N times each, interleaved (OUT/confirm-K.json), and their medians compared: a
+selection and an evaluation on independent samples. 0: no re-measurement."""
 import argparse
 import json
 import os
@@ -47,6 +53,32 @@ def simulate(tp, a, row, machine):
     return json.loads(r.stdout)["simulated_s"]
 
 
+def run_point(tp, a, row, machine):
+    """`tilepipe run` of one swept point: its JSON's seconds."""
+    cmd = [tp, "run", "--kernel", a.kernel, "--size", a.size, "--nodes", a.nodes, "--cpus",
+           a.cpus, "--tile", str(row["tile_height"]), "--schedule", row["schedule"],
+           "--grouping", row["grouping"], "--machine", machine, "--json"]
+    cmd += ["--link", a.link] if a.link else []
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"bench_sweep.py: {' '.join(cmd)} failed: {r.stderr.strip()}", file=sys.stderr)
+        return None
+    return json.loads(r.stdout)["seconds"]
+
+
+def confirm(tp, a, chosen, best, machine):
+    """The chosen and the best point, a.confirm runs each, interleaved: {name: [seconds]}."""
+    points = {"chosen": chosen, "best": best}
+    times = {name: [] for name in points}
+    for i in range(a.confirm):
+        for name in (list(points) if i % 2 == 0 else list(points)[::-1]):
+            t = run_point(tp, a, points[name], machine)
+            if t is None:
+                return None
+            times[name].append(t)
+    return times
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("build")
@@ -62,6 +94,8 @@ def main():
     p.add_argument("--min-work-us", type=float, default=100.0)
     p.add_argument("--link", help="emulated link for the calibration and the runs")
     p.add_argument("--schemes", default="all", help="tilepipe sweep --schemes")
+    p.add_argument("--confirm", type=int, default=9,
+                   help="re-measure the choice and the best point N times each, interleaved")
     p.add_argument("--simulate", action="store_true",
                    help="the simulator's time of every swept point beside the model's")
     a = p.parse_args()
@@ -120,7 +154,18 @@ def main():
                 json.dump(simulated, f, indent=2)
         best = min(rows, key=lambda x: x["measured_s"])
         chosen = next(x for x in rows if x["chosen"])
-        choice_rows.append((k, chosen, best))
+        again = None
+        if a.confirm > 0:
+            again = confirm(tp, a, chosen, best, machine)
+            if again is None:
+                return 1
+            with open(os.path.join(a.out, f"confirm-{k}.json"), "w") as f:
+                json.dump({"chosen": {k2: chosen[k2] for k2 in ("schedule", "grouping",
+                                                                 "tile_height")},
+                           "best": {k2: best[k2] for k2 in ("schedule", "grouping",
+                                                             "tile_height")},
+                           "seconds": again}, f, indent=2)
+        choice_rows.append((k, chosen, best, again))
         print(f"sweep {k}: done", file=sys.stderr)
 
     md += [f"Model error |predicted - measured| / measured at the swept points whose tiles took "
@@ -135,12 +180,21 @@ def main():
            "measured point of the same sweep:", "",
            "| sweep | chosen | measured s | best measured | s | chosen / best |",
            "|---|---|---|---|---|---|"]
-    for k, c, b in choice_rows:
+    for k, c, b, _ in choice_rows:
         md.append(f"| {k} | {c['schedule']} + {c['grouping']}, z = {c['tile_height']} | "
                   f"{c['measured_s']:.4f} ({c['measured_min_s']:.4f}-{c['measured_max_s']:.4f}) | "
                   f"{b['schedule']} + {b['grouping']}, z = {b['tile_height']} | "
                   f"{b['measured_s']:.4f} ({b['measured_min_s']:.4f}-{b['measured_max_s']:.4f}) | "
                   f"{c['measured_s'] / b['measured_s']:.3f} |")
+    if a.confirm > 0:
+        md += ["", f"The same two points run again, {a.confirm} `tilepipe run`s each, interleaved "
+               "(medians, min-max; the best point chosen on the sweep's runs, measured on "
+               "these):", "",
+               "| sweep | chosen s | best point s | chosen / best |", "|---|---|---|---|"]
+        for k, c, b, t in choice_rows:
+            mc, mb = statistics.median(t["chosen"]), statistics.median(t["best"])
+            md.append(f"| {k} | {mc:.4f} ({min(t['chosen']):.4f}-{max(t['chosen']):.4f}) | "
+                      f"{mb:.4f} ({min(t['best']):.4f}-{max(t['best']):.4f}) | {mc / mb:.3f} |")
     md.append("")
     md.append(f"load average after: {os.getloadavg()[0]:.1f}")
     with open(os.path.join(a.out, "summary.md"), "w") as f:
