@@ -265,6 +265,12 @@ Expected<plan::PlanRequest> PlanOptions::parse(model::ChoiceRequest* autos) cons
     req.deps = t->deps;
   }
   const int n = static_cast<int>(req.size.size());
+  if (!kernel.empty()) {
+    auto k = kernel_info();
+    if (!k) return Unexpected{k.error()};
+    // A resident kernel's slab is row-major: contiguous along its last dimension (as the run's).
+    if (k->storage == exec::Storage::resident) req.contiguous_dim = n - 1;
+  }
 
   if (!tile.empty() && !tiling_matrix.empty()) {
     return fail(Errc::invalid_argument, "give either --tile or --tiling-matrix, not both");

@@ -111,7 +111,9 @@ TEST(BadValuesCli, a_tile_longer_than_the_space_is_clamped_to_it) {
                      "--nodes", "4", "--json"});
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const auto plan = nlohmann::json::parse(j.out);
-  EXPECT_EQ(plan["tile"], nlohmann::json::array({32, 32, 64}));
+  // One tile along every dimension: the tie maps dimension 2, not the slab's contiguous 3 (ADR
+  // 0032).
+  EXPECT_EQ(plan["tile"], nlohmann::json::array({32, 64, 32}));
   EXPECT_EQ(plan["face_points"], 4096);  // a 32x64 face to each of two neighbours, not 64,000,000
   auto x =
       tilepipe({"plan", "--kernel", "wave2d", "--size", "64x64", "--tile", "1000000x9", "--json"});

@@ -105,8 +105,10 @@ TEST(SweepCli, cyclic_runs_and_predicts_every_point_with_the_factor) {
   ASSERT_GE(top["results"].size(), 2u);
   for (const auto& o : top["results"]) {
     const std::string h = std::to_string(o["tile_height"].get<std::int64_t>());
+    // The sweep maps every point along the dimension of its base plan (2 here); at height 256 the
+    // two dimensions tie at one tile and plan alone would map the other (ADR 0032).
     auto p = tilepipe({"plan", "--kernel", "wave2d", "--size", "32x256", "--nodes", "2", "--tile",
-                       h, "--cyclic", "2", "--machine", machine, "--json"});
+                       h, "--map-dim", "2", "--cyclic", "2", "--machine", machine, "--json"});
     ASSERT_EQ(p.exit_code, 0) << p.err;
     const auto j = nlohmann::json::parse(p.out);
     EXPECT_EQ(j["cyclic"], nlohmann::json::array({2})) << h;

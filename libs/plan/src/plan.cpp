@@ -235,8 +235,9 @@ Expected<std::optional<FixedTiling>> fixed_tiling(const PlanRequest& req,
   return std::optional<FixedTiling>(FixedTiling{std::move(*fixed), std::move(*ts)});
 }
 
-// The mapping dimension (0-based): given, or the one with the most tiles (ties: the last, as in
-// the seeds).
+// The mapping dimension (0-based): given, or the one with the most tiles; ties: the last, as in
+// the seeds, unless that is the dimension the kernel's array is contiguous along (then the last
+// other one of the tie: ADR 0032).
 Expected<int> mapping_dimension(const PlanRequest& req, const IterationSpace& space,
                                 const std::optional<FixedTiling>& fixed) {
   const int n = space.dims();
@@ -248,13 +249,16 @@ Expected<int> mapping_dimension(const PlanRequest& req, const IterationSpace& sp
     }
     return req.map_dim - 1;
   }
+  const auto tiles = [&](int d) -> std::int64_t {
+    return fixed ? fixed->space.counts()[static_cast<std::size_t>(d)]
+                 : ceil_div(space.extent(d), req.tile_height);
+  };
   int map_dim = 0;
   std::int64_t best = -1;
   for (int d = 0; d < n; ++d) {
-    const std::int64_t tiles = fixed ? fixed->space.counts()[static_cast<std::size_t>(d)]
-                                     : ceil_div(space.extent(d), req.tile_height);
-    if (tiles >= best) {
-      best = tiles;
+    const std::int64_t t = tiles(d);
+    if (t > best || (t == best && req.contiguous_dim != d)) {
+      best = t;
       map_dim = d;
     }
   }

@@ -32,10 +32,12 @@ void pin_to_cpu(int index) noexcept {
 }
 
 Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMatrix& deps,
-                              std::int64_t nodes, const RunOptions& o, std::int64_t ranks_here) {
+                              std::int64_t nodes, const RunOptions& o, std::int64_t ranks_here,
+                              std::optional<int> contiguous_dim) {
   plan::PlanRequest request;
   request.size = size;
   request.deps = deps;
+  request.contiguous_dim = contiguous_dim;
   request.nodes = nodes;
   request.cpus = o.cpus > 0 ? o.cpus
                             : std::max<std::int64_t>(

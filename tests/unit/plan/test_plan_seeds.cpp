@@ -146,6 +146,25 @@ TEST(PlanIdle, issue_15_example_keeps_147_steps_the_145_needs_an_illegal_tile) {
   EXPECT_EQ(illegal.error().code, tp::Errc::illegal_tiling);
 }
 
+// The automatic mapping dimension: the most tiles; a tie goes to the last dimension (the seeds)
+// unless the kernel's array is contiguous along it, then to the last other one of the tie.
+TEST(PlanMapping, a_tie_avoids_the_dimension_the_array_is_contiguous_along) {
+  PlanRequest r = height_request({64, 64, 64}, 16, 2, 1);
+  auto seeds = Plan::make(r);
+  ASSERT_TRUE(seeds) << seeds.error().message;
+  EXPECT_EQ(seeds->map_dim(), 2);
+  r.contiguous_dim = 2;
+  auto rows = Plan::make(r);
+  ASSERT_TRUE(rows) << rows.error().message;
+  EXPECT_EQ(rows->map_dim(), 1);
+  EXPECT_EQ(rows->tiling().tile_extents(), (Index{32, 16, 64}));
+  r.contiguous_dim = 0;  // not in the tie's way: the last
+  EXPECT_EQ(Plan::make(r)->map_dim(), 2);
+  PlanRequest most = height_request({64, 64, 256}, 16, 2, 1);  // no tie: the most tiles wins
+  most.contiguous_dim = 2;
+  EXPECT_EQ(Plan::make(most)->map_dim(), 2);
+}
+
 TEST(PlanErrors, a_height_the_dependences_forbid) {
   // No width helps when the height is 1 along a dimension a unit dependence crosses.
   auto plan = Plan::make(height_request({4, 64}, 1, 4, 1));

@@ -36,6 +36,11 @@ struct PlanRequest {
   std::int64_t cpus = 1;         ///< m, CPUs (threads) per node
   std::optional<Index> mesh;     ///< node mesh, one factor per non-mapping dimension
   int map_dim = 0;               ///< 1-based mapping dimension, 0 = auto (most tiles)
+  /// 0-based dimension along which the kernel's array is contiguous in memory (a resident
+  /// kernel's last), if any: a tie of the automatic mapping dimension goes to another dimension,
+  /// so that a tile's rows are the rank's whole width along it rather than tile-height pieces
+  /// strided by that width (docs/adr/0032).
+  std::optional<int> contiguous_dim;
   ScheduleKind schedule = ScheduleKind::overlap;
   GroupingKind grouping = GroupingKind::hyperplane;
   /// Block-cyclic factors c_k (docs/adr/0018-block-cyclic-rows.md): empty for the block mapping,

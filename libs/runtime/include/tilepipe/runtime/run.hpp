@@ -348,7 +348,10 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
                                      "every rank)")};
     }
   }
-  auto planned = plan_run(size, detail::deps_of<K>(), nodes, options, mpi ? 1 : nodes);
+  // A resident kernel's slab is row-major: contiguous along its last dimension.
+  const std::optional<int> contiguous =
+      exec::ResidentKernel<K> ? std::optional<int>(K::dims - 1) : std::nullopt;
+  auto planned = plan_run(size, detail::deps_of<K>(), nodes, options, mpi ? 1 : nodes, contiguous);
   if (!planned) return Unexpected{planned.error()};
   RunResult<R> out(std::move(*planned));
   const plan::Plan& plan = out.planned.plan;

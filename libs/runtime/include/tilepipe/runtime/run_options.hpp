@@ -84,11 +84,13 @@ struct PlannedRun {
 };
 
 /// The plan of a run over a space of `size` with dependences `deps` on `nodes` ranks, of which
-/// `ranks_here` share this process's CPUs (the forked ranks; 1 under MPI). Errors are the
-/// user's (exit 2): bad options, no legal plan.
+/// `ranks_here` share this process's CPUs (the forked ranks; 1 under MPI); `contiguous_dim`: the
+/// dimension the kernel's array is contiguous along, if it keeps one (plan::PlanRequest). Errors
+/// are the user's (exit 2): bad options, no legal plan.
 Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMatrix& deps,
                               std::int64_t nodes, const RunOptions& options,
-                              std::int64_t ranks_here = 1);
+                              std::int64_t ranks_here = 1,
+                              std::optional<int> contiguous_dim = std::nullopt);
 
 /// The CPUs in this process's affinity mask (at least 1).
 std::int64_t affinity_cpus();
