@@ -18,8 +18,15 @@ G fixes G: a later window of the same run, e.g. --sizes 20000 --append). The map
 tuned with the height (--map-dims 2,1: 2 pipelines along the columns, tiles TILE columns wide
 whose rows are strided by the rank's width; 1 along the rows, each rank a band of columns as in
 the hand-written code); --tile H --map-dim M fix both.
-Every configuration runs --repeat times, interleaved (round robin, the order rotating), and every
-run's sum must equal the others' (bit for bit). Two times per run: `seconds` (the sweeps, timed
+Every configuration runs --repeat times, interleaved (each round in its own shuffled order,
+random.Random(round), so that no configuration always follows the same one), and every run's
+sum must equal the others' (bit for bit). Before every measured run a rinse (touch_memory;
+--no-rinse: none) writes one byte per page of as much memory as the grid holds: on this VM
+the first touch of memory costs 0.1-1.8 s per GB depending on what the previous process did with
+it (after the hand-written code, which writes its whole array, the next process paid 3-5 s to
+touch 3 GB; after tilepipe's door 0.4 s), so without it a configuration's set-up depends on its
+predecessor. The rinse's own time is kept per run (`touch_s`), a gauge of the VM's state.
+Two times per run: `seconds` (the sweeps, timed
 inside) and `process_s` (the whole process: set-up included, the MPI launcher's start aside),
 and the wall time of the whole command as the script sees it (`command_s`, mpirun included).
 
@@ -36,6 +43,7 @@ import json
 import os
 import statistics
 import subprocess
+import random
 import sys
 import time
 
@@ -84,8 +92,11 @@ def main():
     ap.add_argument("--append", action="store_true")
     ap.add_argument("--settle", type=float, default=0.5,
                     help="seconds of rest before each measured run (the last one's exit settles)")
+    ap.add_argument("--no-rinse", dest="rinse", action="store_false",
+                    help="no touch_memory before each measured run")
     a = ap.parse_args()
     door = os.path.join(a.build, "bench/recurrence/recurrence_door")
+    toucher = os.path.join(a.build, "bench/recurrence/touch_memory")
     hand = os.path.join(a.build, "bench/recurrence/handwritten_mpi")
     # The same kernel (examples/02_recurrence) loaded as a plugin by the CLI: against the door's
     # forked 2 ranks, what calling through the plugin costs.
@@ -133,16 +144,20 @@ def main():
             runs = {name: [] for name in configs}
             names = list(configs)
             for rep in range(a.repeat):
-                order = names[rep % len(names):] + names[:rep % len(names)]
+                order = list(names)
+                random.Random(rep).shuffle(order)
                 for name in order:
                     time.sleep(a.settle)
-                    runs[name].append(run_json(configs[name](n, t)))
+                    mib = str((n + 1) * (n + 1) * 8 // 2**20 + 1)  # the grid's bytes
+                    rinse = {"touch_s": run_json([toucher, mib])["touch_s"]} if a.rinse else {}
+                    runs[name].append({**run_json(configs[name](n, t)), **rinse})
             sums = {r["sum"] for rs in runs.values() for r in rs}
             if len(sums) != 1:
                 sys.exit(f"results differ at n={n}, sweeps={t}: {sums}")
             ref = statistics.median(r["process_s"] for r in runs["handwritten 2 ranks (mpirun)"])
             for name, rs in runs.items():
-                keys = ("seconds", "process_s", "command_s") + (("setup_s",) if "setup_s" in rs[0] else ())
+                keys = ("seconds", "process_s", "command_s") + (("setup_s",) if "setup_s" in rs[0] else ()) \
+                    + (("touch_s",) if "touch_s" in rs[0] else ())
                 med = {k: statistics.median(r[k] for r in rs) for k in keys}
                 rows.append({"n": n, "sweeps": t, "config": name, **med,
                              "seconds_min": min(r["seconds"] for r in rs),
@@ -173,13 +188,14 @@ def main():
              f"{a.map_dims}: {fmt_tuning(result.get('tile_tuning', {}))}). Load "
              + "; ".join(f"before {' '.join(w['load_before'])}, after {' '.join(w['load_after'])}"
                          for w in windows) + ".", "",
-             "| N | sweeps | configuration | sweeps s (min-max) | set-up s | process s | / hand-written | command s |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| N | sweeps | configuration | sweeps s (min-max) | set-up s | process s | / hand-written | command s | rinse s |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         setup = f"{r['setup_s']:.4f}" if "setup_s" in r else "-"
+        rinse = f"{r['touch_s']:.3f}" if "touch_s" in r else "-"
         lines.append(f"| {r['n']} | {r['sweeps']} | {r['config']} | {r['seconds']:.4f} "
                      f"({r['seconds_min']:.4f}-{r['seconds_max']:.4f}) | {setup} | {r['process_s']:.4f} | "
-                     f"{r['process_over_handwritten']:.2f}x | {r['command_s']:.3f} |")
+                     f"{r['process_over_handwritten']:.2f}x | {r['command_s']:.3f} | {rinse} |")
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(text)
