@@ -386,7 +386,10 @@ int run_sweep(int argc, char** argv) {
   } else {
     runtime::CalibrateSpec spec = builtin_calibration(quiet);
     spec.link = *link;
-    auto shapes = runtime::plan_shapes(problem.kernel, *base, *height_list);
+    // Also the small heights the model's own choice may take (ADR 0031).
+    auto probed = runtime::choice_probe_heights(*base, *height_list);
+    if (!probed) return report_error(probed.error());
+    auto shapes = runtime::plan_shapes(problem.kernel, *base, *probed);
     if (!shapes) return report_error(shapes.error());
     spec.shapes = *shapes;
     auto values = problem.param_values();

@@ -456,6 +456,25 @@ Expected<std::vector<ComputeShape>> plan_shapes(const std::string& kernel,
   return out;
 }
 
+Expected<std::vector<std::int64_t>> choice_probe_heights(const plan::PlanRequest& base,
+                                                         std::vector<std::int64_t> heights) {
+  const auto dims = static_cast<int>(base.size.size());
+  if (!base.deps || base.map_dim < 1 || base.map_dim > dims) {
+    return fail(Errc::invalid_argument,
+                "the probe heights need the dependences and the mapping dimension");
+  }
+  const auto i = static_cast<std::size_t>(base.map_dim - 1);
+  std::int64_t z0 = 1;
+  for (const auto& d : base.deps->vectors()) z0 = std::max(z0, d[i] + 1);
+  std::sort(heights.begin(), heights.end());
+  heights.erase(std::unique(heights.begin(), heights.end()), heights.end());
+  const std::int64_t smallest = heights.empty() ? z0 : heights.front();
+  std::vector<std::int64_t> out;
+  for (std::int64_t z = z0; z < smallest; z *= 4) out.push_back(z);
+  out.insert(out.end(), heights.begin(), heights.end());
+  return out;
+}
+
 std::string default_machine_path(std::string_view transport, const comm::Link& link) {
   if (const char* e = std::getenv("TILEPIPE_MACHINE"); e != nullptr && *e != '\0') return e;
   const std::string file =

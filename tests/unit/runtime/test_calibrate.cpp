@@ -143,5 +143,25 @@ TEST(Calibrate, default_machine_path_follows_the_environment) {
   EXPECT_EQ(default_machine_path("shm"), "/home/u/.config/tilepipe/machine-shm.json");
 }
 
+TEST(Calibrate, the_choice_probes_the_smallest_legal_height_and_every_fourth_power_above_it) {
+  plan::PlanRequest base;
+  base.size = {64, 64, 1024};
+  base.nodes = 2;
+  base.map_dim = 3;
+  base.deps = plan::DependenceMatrix::unit(3);  // z0 = 2 along dimension 3
+  auto h = choice_probe_heights(base, {256, 128, 128});
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(*h, (std::vector<std::int64_t>{2, 8, 32, 128, 256}));
+  h = choice_probe_heights(base, {2, 64});  // nothing below the smallest swept height
+  ASSERT_TRUE(h);
+  EXPECT_EQ(*h, (std::vector<std::int64_t>{2, 64}));
+  base.deps = *plan::DependenceMatrix::make(3, {{0, 0, 3}, {1, 0, 0}});  // (0,0,3), (1,0,0): z0 = 4
+  h = choice_probe_heights(base, {100});
+  ASSERT_TRUE(h);
+  EXPECT_EQ(*h, (std::vector<std::int64_t>{4, 16, 64, 100}));
+  base.map_dim = 0;
+  EXPECT_FALSE(choice_probe_heights(base, {100}));
+}
+
 }  // namespace
 }  // namespace tp::runtime

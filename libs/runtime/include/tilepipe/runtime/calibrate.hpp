@@ -67,6 +67,17 @@ Expected<std::vector<ComputeShape>> plan_shapes(const std::string& kernel,
                                                 const plan::PlanRequest& base,
                                                 const std::vector<std::int64_t>& heights);
 
+/// The heights a calibration for the model's own choice probes: `heights` (ascending, without
+/// repeats) and, below the smallest of them, the smallest legal height z0 of `base` (every
+/// dependence's component along the mapping dimension base.map_dim plus 1, at least 1) and
+/// z0 4^j while under it. The choice's candidates reach down to z0, and the model extends the
+/// smallest sample's cost per point proportionally below it, which misses what a short tile costs
+/// beyond its points (each row of the cross-section starts in new cache lines and pages: sweep3d
+/// at height 2 computes 4-5x the per-point cost of height 128, docs/adr/0031). Errors: base
+/// without dependences or map_dim outside 1..dims.
+Expected<std::vector<std::int64_t>> choice_probe_heights(const plan::PlanRequest& base,
+                                                         std::vector<std::int64_t> heights);
+
 /// Where calibration writes and runs look for a machine file by default: $TILEPIPE_MACHINE, else
 /// $XDG_CONFIG_HOME/tilepipe/machine-NAME.json, else $HOME/.config/tilepipe/machine-NAME.json
 /// with NAME the transport ("shm", "mpi"), "-link" appended when a link is emulated (so that the
