@@ -172,7 +172,6 @@ Expected<SwKernel> SwKernel::make(const ScoreMatrix& matrix, std::span<const std
   const bool fits8 = gaps.open <= 127 && gaps.extend <= 127 &&
                      std::all_of(sc.begin(), sc.end(), [](int x) { return x >= -127 && x <= 127; });
   k.min_bits_ = options.min_bits == 8 && !fits8 ? 16 : options.min_bits;
-  k.bias_ = std::max(0, -*std::min_element(sc.begin(), sc.end()));
   const std::int64_t vector_bytes = isa == SwIsa::avx2 ? 32 : 16;
   k.band_rows_ =
       options.band_rows != 0 ? options.band_rows : band_vectors * vector_bytes / (k.min_bits_ / 8);
@@ -276,8 +275,7 @@ detail::SwBandBest run_band(SwIsa isa, int min_bits, detail::SwBand band) noexce
   const bool avx2 = isa == SwIsa::avx2;
   const Fn narrow[2] = {avx2 ? detail::sw_band_avx2_8 : detail::sw_band_sse41_8,
                         avx2 ? detail::sw_band_avx2_16 : detail::sw_band_sse41_16};
-  const std::int32_t limit[2] = {detail::band_input_limit(8, band.bias),
-                                 detail::band_input_limit(16, band.bias)};
+  const std::int32_t limit[2] = {detail::band_input_limit(8), detail::band_input_limit(16)};
   const auto w = static_cast<std::size_t>(band.w);
   bool saved = false;
   for (int n = min_bits == 8 ? 0 : min_bits == 16 ? 1 : 2; n < 2; ++n) {
@@ -361,7 +359,6 @@ SwResult SwKernel::tile_best(const exec::Box<2>& box, const exec::FaceSet<const 
                         w,
                         id_,
                         static_cast<int>(k.alphabet),
-                        bias_,
                         gaps_.open,
                         gaps_.extend};
     const detail::SwBandBest b = run_band(isa_, min_bits_, band);

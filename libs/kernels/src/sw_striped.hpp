@@ -31,7 +31,6 @@ struct SwBand {
   std::int64_t w;
   std::uint64_t kernel_id;  ///< unique per SwKernel::make: keys the per-thread profile cache
   int alphabet;
-  std::int32_t bias;  ///< narrow lanes: -(the matrix's least entry), at least 0
   std::int32_t open;
   std::int32_t extend;
 };
@@ -46,10 +45,10 @@ struct SwBandBest {
   bool overflow = false;
 };
 
-/// The largest face value an unsigned 8-bit or 16-bit band accepts with a matrix of this bias (a
-/// cell reaching the lane's maximum - bias signals overflow).
-constexpr std::int32_t band_input_limit(int bits, std::int32_t bias) noexcept {
-  return (bits == 8 ? 255 : 65535) - bias - 1;
+/// The largest face value an 8-bit or 16-bit band accepts (its lanes hold 0 .. 2^bits - 1; a cell
+/// reaching 2^bits - 1 signals overflow).
+constexpr std::int32_t band_input_limit(int bits) noexcept {
+  return (bits == 8 ? 255 : 65535) - 1;
 }
 
 /// 4K aliasing: a load whose address agrees with an earlier, still pending store in its low 12

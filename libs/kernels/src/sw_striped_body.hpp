@@ -10,13 +10,13 @@
 // at the end of the last lanes) score the least profile value; nothing real reads them, and the
 // column maximum masks them out.
 //
-// Narrow lanes (8 and 16 bits, O::saturating) hold max(x, 0) of every H, E and F in unsigned
-// saturating arithmetic (as SWIPE and parasail do): subtracting a gap cost floors at 0 by itself,
-// so H = max(diag + s - 0, E, F) needs no max with 0, and a lane holds scores up to its unsigned
-// maximum. The profile holds s + bias (bias = -the matrix's least entry), so diag + s is
-// subs(adds(diag, s + bias), bias): it saturates only when diag + s + bias reaches the maximum,
-// so a cell of max - bias or more reports overflow. Exact for H: floor(x) = max(x, 0) commutes
-// with max and with subtracting a cost c >= 0 (floor(x - c) = floor(floor(x) - c)), and a
+// Narrow lanes (8 and 16 bits, O::saturating) hold max(x, 0) of every H, E and F, as x - 2^(b-1)
+// in signed saturating arithmetic (as parasail does; the lane's bits are x ^ O::offset): the
+// lane's least value stands for 0, so adding a score or subtracting a gap cost floors at 0 by
+// itself, H = max(diag + s, E, F) needs no max with 0 and no bias, and a lane holds 0 ..
+// 2^b - 1. The profile holds the scores themselves (signed); diag + s saturates only when it
+// reaches 2^b - 1, so a cell of 2^b - 1 reports overflow. Exact for H: floor(x) = max(x, 0)
+// commutes with max and with subtracting a cost c >= 0 (floor(x - c) = floor(floor(x) - c)), and a
 // negative E or F never wins H's max with 0. Faces therefore carry max(E, 0) and max(F, 0) (every
 // path clamps them alike, sw.cpp).
 
@@ -28,16 +28,22 @@
 // lane. It may stop early: the main pass left F(s+1) >= H(s) - open in every lane, so once
 // C - g <= H_old(s) - open in every lane nothing below changes.
 
-// A face value in the lane type: floored at 0 in narrow lanes (the caller checked the top).
+// A value in the lane's bits: floored at 0 and offset in narrow lanes (the caller checked the top).
 template <class O>
 [[gnu::always_inline]] inline typename O::T narrow(std::int32_t x) noexcept {
   using T = typename O::T;
-  return x < std::int32_t{O::neg_inf} ? O::neg_inf : static_cast<T>(x);
+  if constexpr (O::saturating) {
+    return static_cast<T>(static_cast<T>(std::max(x, 0)) ^ O::offset);
+  } else {
+    return x < std::int32_t{O::neg_inf} ? O::neg_inf : static_cast<T>(x);
+  }
 }
 
+// The value a lane's bits hold.
 template <class O>
 [[gnu::always_inline]] inline std::int32_t widen(typename O::T x) noexcept {
-  return static_cast<std::int32_t>(x);
+  using T = typename O::T;
+  return static_cast<std::int32_t>(static_cast<T>(x ^ O::offset));
 }
 
 template <class O>
@@ -62,16 +68,15 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     return static_cast<std::size_t>((r % seg) * L + r / seg);
   };
 
-  // The query profile of the band: prof[a] holds the striped scores of residue a (plus the bias in
-  // narrow lanes).
-  const std::int32_t bias = O::saturating ? b.bias : 0;
+  // The query profile of the band: prof[a] holds the striped scores of residue a (in narrow lanes
+  // signed, the padding rows' the lane's least).
+  const T pad_score = O::saturating ? O::offset : O::neg_inf;
   auto* pt = reinterpret_cast<T*>(prof);
   for (std::size_t a = 0; fresh && a < alphabet; ++a) {
     T* p = pt + a * nvec * L;
     for (std::int64_t l = 0, r = 0; l < L; ++l) {
       for (std::int64_t v = 0; v < seg; ++v, ++r) {
-        p[v * L + l] =
-            r < rows ? static_cast<T>(b.scores[b.q[r] * alphabet + a] + bias) : O::neg_inf;
+        p[v * L + l] = r < rows ? static_cast<T>(b.scores[b.q[r] * alphabet + a]) : pad_score;
       }
     }
   }
@@ -80,21 +85,22 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   for (std::int64_t l = 0, r = 0; l < L; ++l) {
     for (std::int64_t v = 0; v < seg; ++v, ++r) {
       // E of column c0 from the left face: max(H - open, E - extend) in 32 bits.
-      hpt[v * L + l] = r < rows ? narrow<O>(b.left_h[r]) : T{0};
+      hpt[v * L + l] = narrow<O>(r < rows ? b.left_h[r] : 0);
       evt[v * L + l] =
-          r < rows ? narrow<O>(std::max(b.left_h[r] - b.open, b.left_e[r] - b.extend)) : O::neg_inf;
+          narrow<O>(r < rows ? std::max(b.left_h[r] - b.open, b.left_e[r] - b.extend) : O::neg_inf);
     }
   }
 
-  const V vopen = O::set1(b.open), vext = O::set1(b.extend), vzero = O::set1(0);
-  const V vbias = O::set1(bias);
+  const V vopen = O::set1(b.open), vext = O::set1(b.extend), vzero = O::set1(narrow<O>(0));
   // Narrow lanes: the least H that may have saturated (see the top of this file).
-  const std::int32_t overflow_at = std::numeric_limits<T>::max() - bias;
-  const V vgap = O::set1(std::min(b.open, b.extend)), vneg = O::set1(O::neg_inf);
+  const std::int32_t overflow_at = std::numeric_limits<T>::max();
+  const T lane_min = narrow<O>(O::neg_inf);  // the lanes' least value (0 in narrow lanes)
+  const V vgap = O::set1(std::min(b.open, b.extend)), vneg = O::set1(lane_min);
   // What a carry loses crossing a whole lane (seg rows), saturated to the lane type.
   const std::int64_t lane_gap = seg * std::min(b.open, b.extend);
+  using S = std::make_signed_t<T>;  // lanes subtract costs as signed amounts
   const V vlane = O::set1(
-      static_cast<std::int32_t>(std::min<std::int64_t>(lane_gap, std::numeric_limits<T>::max())));
+      static_cast<std::int32_t>(std::min<std::int64_t>(lane_gap, std::numeric_limits<S>::max())));
   const std::int64_t sb = (rows - 1) % seg;  // the band's last row: segment sb, lane lb
   const auto lb = static_cast<std::size_t>((rows - 1) / seg);
   const std::size_t bottom = at(rows - 1);
@@ -129,7 +135,7 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       const V e = ev[s];
       V h;
       if constexpr (O::saturating) {
-        h = O::max(O::max(O::subs(O::adds(vdiag, pr[s]), vbias), e), vf);
+        h = O::max(O::max(O::adds(vdiag, pr[s]), e), vf);
       } else {
         h = O::max(O::max(O::max(O::adds(vdiag, pr[s]), vzero), e), vf);
       }
@@ -141,23 +147,33 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       vdiag = hp[s];
     };
     std::size_t s = 0;
+    // Two vectors per iteration: GCC then keeps F and the column maximum in place (one vector per
+    // iteration costs two register copies, a fifth of the loop's instructions).
+    for (; s + 1 < static_cast<std::size_t>(sb); s += 2) {
+      cell(s);
+      cell(s + 1);
+    }
     for (; s < static_cast<std::size_t>(sb); ++s) cell(s);
     V f_bottom = vf;  // F of segment sb (the band's last row in lane lb)
     cell(s++);
     V vmax_lo = vmax;  // segments 0 .. sb; vmax then holds the rest
     vmax = vzero;
+    for (; s + 1 < nvec; s += 2) {
+      cell(s);
+      cell(s + 1);
+    }
     for (; s < nvec; ++s) cell(s);
 
     // Lazy F with exact carries (see the comment at the top): usually the carry into lane l+1 is
     // what leaves lane l; when a carry could cross a whole lane, a scan over the lanes instead.
-    V carry = O::shift_in(vf, O::neg_inf);
+    V carry = O::shift_in(vf, lane_min);
     if (O::any_gt(O::subs(carry, vlane), vf)) {
       O::store(lane_values, vf);
       std::int64_t c = O::neg_inf;
       alignas(64) T carries[L];
       for (int l = 0; l < L; ++l) {
-        carries[l] = static_cast<T>(std::max<std::int64_t>(c, O::neg_inf));
-        c = std::max<std::int64_t>(lane_values[l], c - lane_gap);
+        carries[l] = narrow<O>(static_cast<std::int32_t>(std::max<std::int64_t>(c, O::neg_inf)));
+        c = std::max<std::int64_t>(widen<O>(lane_values[l]), c - lane_gap);
       }
       carry = O::load(carries);
     }
@@ -176,20 +192,20 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       if (!O::any_gt(carry, O::subs(h_old, vopen))) break;
     }
 
-    vmax = O::max(O::bit_and(vmax_lo, keep_lo), O::bit_and(vmax, keep_hi));
+    vmax = O::max(O::select(keep_lo, vmax_lo, vzero), O::select(keep_hi, vmax, vzero));
 
     // The column's best cell when it can beat (or tie, from a lower row) the band's best.
     const auto* hct = reinterpret_cast<const T*>(hc);
-    if (O::any_gt(vmax, O::set1(std::max(best, 1) - 1))) {
+    if (O::any_gt(vmax, O::set1(narrow<O>(std::max(best, 1) - 1)))) {
       O::store(lane_values, vmax);
       std::int32_t col_max = 0;
-      for (const T x : lane_values) col_max = std::max<std::int32_t>(col_max, x);
+      for (const T x : lane_values) col_max = std::max(col_max, widen<O>(x));
       if (O::saturating && col_max >= overflow_at) return {0, 0, 0, true};
       // The first row holding col_max (a tie only matters above the best's row): the lanes
       // holding it in a real row (vmax's lanes are the lane maxima over the real rows, so no pass
       // over the column), then the first of their rows in lane order.
       const std::int64_t end = col_max > best ? rows : best_row;
-      std::uint32_t hit = O::eq_mask(vmax, O::set1(col_max));
+      std::uint32_t hit = O::eq_mask(vmax, O::set1(narrow<O>(col_max)));
       bool found = false;
       while (hit != 0 && !found) {
         const auto l = static_cast<std::int64_t>(__builtin_ctz(hit) / sizeof(T));
@@ -197,7 +213,7 @@ SwBandBest striped_band(const SwBand& b) noexcept {
         const auto next = static_cast<unsigned>(l + 1) * sizeof(T);  // the next lane's first bit
         hit = next >= 32 ? 0 : hit & ~((1u << next) - 1u);
         for (std::int64_t v = 0; v < seg && l * seg + v < end; ++v) {
-          if (hct[static_cast<std::size_t>(v * L + l)] == col_max) {
+          if (widen<O>(hct[static_cast<std::size_t>(v * L + l)]) == col_max) {
             best = col_max;
             best_row = l * seg + v;
             best_col = j;
@@ -207,7 +223,7 @@ SwBandBest striped_band(const SwBand& b) noexcept {
         }
       }
     }
-    b.bottom_h[j + 1] = hct[bottom];
+    b.bottom_h[j + 1] = widen<O>(hct[bottom]);
     O::store(lane_values, f_bottom);
     b.bottom_f[j] = widen<O>(lane_values[lb]);
     std::swap(hp, hc);
@@ -219,7 +235,7 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   for (std::int64_t l = 0, r = 0; l < L; ++l) {
     for (std::int64_t v = 0; v < seg && r < rows; ++v, ++r) {
       const auto i = static_cast<std::size_t>(v * L + l);
-      b.right_h[r] = hpt[i];
+      b.right_h[r] = widen<O>(hpt[i]);
       b.right_e[r] = widen<O>(elt[i]);
     }
   }

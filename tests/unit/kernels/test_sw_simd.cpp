@@ -131,8 +131,8 @@ TEST(SwSimd, ties_take_the_first_cell_in_row_major_order) {
 }
 
 TEST(SwSimd, scores_above_32767_stay_in_unsigned_16_bit_lanes) {
-  // W/W scores 11 and C/C 9: 3150 residues of mostly W score above 32767 (the signed 16-bit
-  // limit) and below 65531 (the unsigned one, 65535 - BLOSUM62's bias 4) when aligned.
+  // W/W scores 11 and C/C 9: 3150 residues of mostly W score above 32767 (a signed 16-bit
+  // integer's limit) and below 65535 (the 16-bit lanes', which hold x - 32768) when aligned.
   std::mt19937_64 rng(16);
   const auto& b = ScoreMatrix::blosum62();
   const std::string q = random_seq(rng, "WWWWWWWWWC", 3150);
@@ -141,7 +141,7 @@ TEST(SwSimd, scores_above_32767_stay_in_unsigned_16_bit_lanes) {
   const GapCosts g{10, 1};
   const SwResult ref = sw_sequential(b, qe, te, g);
   ASSERT_GT(ref.score, 32767);
-  ASSERT_LT(ref.score, 65531);
+  ASSERT_LT(ref.score, 65535);
   for (const Path& p : paths()) {
     ASSERT_EQ(run(b, qe, te, g, p, {700, 900}, 2), ref) << name(p);
   }
@@ -156,19 +156,25 @@ ScoreMatrix big_matrix(int match, int mismatch) {
 }
 
 TEST(SwSimd, scores_at_the_narrow_lane_limits_overflow_into_wider_lanes) {
-  // Identical pairs score length x match. 8 bits (EDNAFULL, bias 4): a cell of 251 or more
-  // overflows, so lengths 48-52 (240-260) fall on both sides; 16 bits (match 1000, bias 999):
-  // 64536 or more overflows, so lengths 63-66 (63000-66000) do. Each overflow is redone in wider
-  // lanes, in tiles that hold the whole pair and in tiles whose in-faces pass the limit.
+  // Identical pairs score length x match. 8 bits: a cell of 255 or more overflows, so EDNAFULL's
+  // lengths 48-52 (240-260) fall on both sides, and match 127 (length 2: 254) and 51 (length 5:
+  // 255) sit on it; 16 bits: 65535 or more overflows, so lengths 63-66 of match 1000 (63000-66000)
+  // fall on both sides, and match 9362 (length 7: 65534) and 4369 (length 15: 65535) sit on it.
+  // Each overflow is redone in wider lanes, in tiles that hold the whole pair and in tiles whose
+  // in-faces pass the limit.
   const auto& d = ScoreMatrix::ednafull();
   const ScoreMatrix big = big_matrix(1000, -999);
+  const ScoreMatrix m127 = big_matrix(127, -127), m51 = big_matrix(51, -51);
+  const ScoreMatrix m9362 = big_matrix(9362, -9362), m4369 = big_matrix(4369, -1);
   std::mt19937_64 rng(255);
   struct Case {
     const ScoreMatrix* m;
     std::string letters;
     std::size_t from, to;
   };
-  for (const Case& c : {Case{&d, "ACGT", 48, 52}, Case{&big, "AC", 63, 66}}) {
+  for (const Case& c :
+       {Case{&d, "ACGT", 48, 52}, Case{&big, "AC", 63, 66}, Case{&m127, "AC", 1, 3},
+        Case{&m51, "AC", 4, 6}, Case{&m9362, "AC", 7, 7}, Case{&m4369, "AC", 14, 16}}) {
     for (std::size_t len = c.from; len <= c.to; ++len) {
       const std::string q = random_seq(rng, c.letters, len);
       const std::string t = random_seq(rng, c.letters, 20) + q + random_seq(rng, c.letters, 7);
@@ -238,9 +244,9 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
     const auto qe = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(h) + 5));
     const auto te = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(w) + 7));
     const GapCosts g = round % 2 == 0 ? GapCosts{10, 1} : GapCosts{3, 4};
-    // Face values within 8 bits, at the 8-bit limit (250, BLOSUM62's bias 4), within 16 bits,
-    // near the signed and the unsigned 16-bit limits, and beyond them.
-    const std::int32_t tops[] = {100, 252, 900, 32800, 65500, 70000};
+    // Face values within 8 bits, up to and past the 8-bit limit (254), within 16 bits, near the
+    // signed 16-bit integer's limit, up to and past the 16-bit limit (65534), and beyond.
+    const std::int32_t tops[] = {100, 257, 900, 32800, 65537, 70000};
     const std::int32_t top = tops[round % 6];
     const auto value = [&](bool gap) {
       if (gap && rng() % 4 == 0) return ninf;

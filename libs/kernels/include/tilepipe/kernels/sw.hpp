@@ -82,9 +82,9 @@ constexpr SwResult better(const SwResult& a, const SwResult& b) noexcept {
 /// Out-faces hold max(E, 0) and max(F, 0) (every path alike): exact for H, since a negative gap
 /// score never wins H's max with 0; in-faces may hold either.
 /// SIMD tiles (SwOptions): Farrar's striped layout, query rows across lanes, in bands of at most
-/// band_rows() rows; unsigned 8-bit, then 16-bit lanes (scores floored at 0, up to 255 or 65535
-/// minus the matrix's bias) with a retry in wider lanes of a band that overflows. Faces stay
-/// int32.
+/// band_rows() rows; 8-bit, then 16-bit lanes (scores floored at 0, up to 254 or 65534, held
+/// offset in signed saturating lanes) with a retry in wider lanes of a band that overflows. Faces
+/// stay int32.
 class SwKernel {
  public:
   static constexpr int dims = 2;
@@ -147,7 +147,6 @@ class SwKernel {
   std::uint64_t id_ = 0;        // unique per make (copies share it): keys cached band profiles
   SwIsa isa_ = SwIsa::scalar;   // chosen once, in make
   int min_bits_ = 8;            // 16 when the matrix or the gap costs do not fit 8 bits
-  std::int32_t bias_ = 0;       // -(the matrix's least entry), at least 0: narrow lanes' offset
   std::int64_t band_rows_ = 0;  // rows of a SIMD band, chosen in make
   std::atomic<std::int64_t>* progress_ = nullptr;  // SwOptions::progress
 
