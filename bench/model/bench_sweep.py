@@ -40,9 +40,10 @@ def error_table(errors):
     return rows
 
 
-def simulate(tp, a, row, machine):
-    """The simulated completion time of one swept point, or None (reported) on failure."""
-    cmd = [tp, "simulate", "--kernel", a.kernel, "--size", a.size, "--nodes", a.nodes, "--cpus",
+def point(tp, a, row, machine, command, field):
+    """`tilepipe COMMAND` (simulate or run) of one swept point: its JSON's FIELD, or None
+    (reported) on failure."""
+    cmd = [tp, command, "--kernel", a.kernel, "--size", a.size, "--nodes", a.nodes, "--cpus",
            a.cpus, "--tile", str(row["tile_height"]), "--schedule", row["schedule"],
            "--grouping", row["grouping"], "--machine", machine, "--json"]
     cmd += ["--link", a.link] if a.link else []
@@ -50,20 +51,17 @@ def simulate(tp, a, row, machine):
     if r.returncode != 0:
         print(f"bench_sweep.py: {' '.join(cmd)} failed: {r.stderr.strip()}", file=sys.stderr)
         return None
-    return json.loads(r.stdout)["simulated_s"]
+    return json.loads(r.stdout)[field]
+
+
+def simulate(tp, a, row, machine):
+    """The simulated completion time of one swept point."""
+    return point(tp, a, row, machine, "simulate", "simulated_s")
 
 
 def run_point(tp, a, row, machine):
     """`tilepipe run` of one swept point: its JSON's seconds."""
-    cmd = [tp, "run", "--kernel", a.kernel, "--size", a.size, "--nodes", a.nodes, "--cpus",
-           a.cpus, "--tile", str(row["tile_height"]), "--schedule", row["schedule"],
-           "--grouping", row["grouping"], "--machine", machine, "--json"]
-    cmd += ["--link", a.link] if a.link else []
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"bench_sweep.py: {' '.join(cmd)} failed: {r.stderr.strip()}", file=sys.stderr)
-        return None
-    return json.loads(r.stdout)["seconds"]
+    return point(tp, a, row, machine, "run", "seconds")
 
 
 def confirm(tp, a, chosen, best, machine):
