@@ -3,8 +3,8 @@
 (ranks x CPUs, tile height, schedule, grouping) runs `tilepipe run` REPEAT times (configurations
 interleaved, so that every one sees the same minutes of a drifting machine) and `tilepipe
 simulate` once (it is deterministic) with the calibrated machine file; the table gives the
-measured median and min-max, the simulated and the predicted (closed formula) time and their
-errors against the median.
+measured median and min-max, the simulated time and the two closed formulas' (the seeds' and the
+executed one, docs/model.md "Two formulas") and their errors against the median.
 
 usage: compare_sim.py TILEPIPE OUT_DIR [--size 16x16x262144] [--heights 2048,8192]
                       [--configs 1x1,2x1,1x2] [--schemes overlap+hyperplane,blocking+hyperplane]
@@ -72,11 +72,14 @@ def main():
                                 flags))
     sims = {}
     for name, flags in configs:
-        cmd = [tp, "simulate"] + flags + ["--machine", machine, "--json"]
+        # The simulation and both closed forms: the seeds' (every step at full length) and the
+        # executed one (fill, drain and hops; `tilepipe plan`'s default since 2026-11-27).
+        cmd = [tp, "simulate"] + flags + ["--machine", machine, "--formula", "seeds", "--json"]
         context.append("simulate: " + " ".join(cmd))
         j = json.loads(run(cmd))
+        executed = json.loads(run(cmd[:-3] + ["--formula", "executed", "--json"]))
         sims[name] = {"simulated_s": j["simulated_s"], "predicted_s": j["predicted_s"],
-                      "steps": j["steps"]}
+                      "predicted_executed_s": executed["predicted_s"], "steps": j["steps"]}
     measured = {name: [] for name, _ in configs}
     for rep in range(a.repeat):
         order = configs if rep % 2 == 0 else list(reversed(configs))
@@ -93,19 +96,23 @@ def main():
         s = sims[name]
         rows.append({"config": name, "measured_s": m, "median_s": med,
                      "simulated_s": s["simulated_s"], "predicted_s": s["predicted_s"],
+                     "predicted_executed_s": s["predicted_executed_s"],
                      "steps": s["steps"],
                      "sim_error": s["simulated_s"] / med - 1,
-                     "model_error": s["predicted_s"] / med - 1})
+                     "model_error": s["predicted_s"] / med - 1,
+                     "executed_error": s["predicted_executed_s"] / med - 1})
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({"machine": machine, "size": a.size, "repeat": a.repeat, "rows": rows}, f,
                   indent=1)
     lines = ["| configuration | steps | measured median s (min-max) | simulated s | error | "
-             "predicted s | error |", "|---|---:|---|---:|---:|---:|---:|"]
+             "seeds' formula s | error | executed formula s | error |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['config']} | {r['steps']} | {r['median_s']:.4f} "
                      f"({min(r['measured_s']):.4f}-{max(r['measured_s']):.4f}) | "
                      f"{r['simulated_s']:.4f} | {100 * r['sim_error']:+.1f}% | "
-                     f"{r['predicted_s']:.4f} | {100 * r['model_error']:+.1f}% |")
+                     f"{r['predicted_s']:.4f} | {100 * r['model_error']:+.1f}% | "
+                     f"{r['predicted_executed_s']:.4f} | {100 * r['executed_error']:+.1f}% |")
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(a.out, "context.txt"), "w") as f:
