@@ -268,8 +268,7 @@ Expected<plan::PlanRequest> PlanOptions::parse(model::ChoiceRequest* autos) cons
   if (!kernel.empty()) {
     auto k = kernel_info();
     if (!k) return Unexpected{k.error()};
-    // A resident kernel's slab is row-major: contiguous along its last dimension (as the run's).
-    if (k->storage == exec::Storage::resident) req.contiguous_dim = n - 1;
+    req.contiguous_dim = exec::contiguous_dim(k->storage, n);  // as the run's
   }
 
   if (!tile.empty() && !tiling_matrix.empty()) {

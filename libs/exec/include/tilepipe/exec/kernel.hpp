@@ -5,6 +5,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -57,6 +58,13 @@ enum class Storage {
   resident,  ///< each rank keeps a slab of the whole array; tiles update it in place
   frontier,  ///< only faces travel between tiles; the kernel reduces a result
 };
+
+/// The dimension along which a kernel of `storage` and `dims` dimensions keeps its elements
+/// contiguous: a resident kernel's slab is row-major (SlabView), so its last; none for a
+/// frontier kernel (the planner's mapping tie then has no preference, ADR 0032).
+constexpr std::optional<int> contiguous_dim(Storage storage, int dims) noexcept {
+  return storage == Storage::resident ? std::optional<int>(dims - 1) : std::nullopt;
+}
 
 /// A row-major view of a rank's slab: the array elements of the points in `bounds`.
 /// Element (i_0, ..., i_{D-1}) lives at data[sum_d (i_d - bounds.lo[d]) * stride(d)].

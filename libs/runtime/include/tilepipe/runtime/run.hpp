@@ -348,9 +348,8 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
                                      "every rank)")};
     }
   }
-  // A resident kernel's slab is row-major: contiguous along its last dimension.
-  const std::optional<int> contiguous =
-      exec::ResidentKernel<K> ? std::optional<int>(K::dims - 1) : std::nullopt;
+  const std::optional<int> contiguous = exec::contiguous_dim(
+      exec::ResidentKernel<K> ? exec::Storage::resident : exec::Storage::frontier, K::dims);
   auto planned = plan_run(size, detail::deps_of<K>(), nodes, options, mpi ? 1 : nodes, contiguous);
   if (!planned) return Unexpected{planned.error()};
   RunResult<R> out(std::move(*planned));
