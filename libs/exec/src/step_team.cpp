@@ -1,5 +1,6 @@
 // run_steps: std::jthread workers and a std::barrier; the first exception (or a thread that
 // cannot start) stops the team.
+#include <tilepipe/exec/spin_wait.hpp>
 #include <tilepipe/exec/step_team.hpp>
 #include <tilepipe/support/assert.hpp>
 
@@ -7,12 +8,69 @@
 #include <barrier>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
 #include <vector>
 
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#endif
+
 namespace tp::exec {
+
+namespace {
+
+// Where a new worker starts (ADR 0033). Linux places a new thread by its CPUs' recent load, and
+// often on its creator's CPU, moving it to an idle one only milliseconds later: on a 2-vCPU VM
+// two threads then shared one CPU for 2-10 ms of a 25 ms run. The creator therefore keeps each
+// worker off its own CPU until the team starts, and the worker takes the creator's CPU set back
+// as its first act: a placement at the start, not a pin (the scheduler moves it freely after).
+// Best effort: a failing affinity call changes nothing but the placement.
+class StartPlacement {
+ public:
+  explicit StartPlacement(bool team) {
+#ifdef __linux__
+    if (!team) return;
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    const int cpu = sched_getcpu();
+    if (pthread_getaffinity_np(pthread_self(), sizeof all, &all) != 0 || cpu < 0 ||
+        cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &all) || CPU_COUNT(&all) < 2) {
+      return;
+    }
+    all_ = all;
+    away_ = all;
+    CPU_CLR(cpu, &*away_);
+#else
+    (void)team;
+#endif
+  }
+  /// Keeps a just started worker off the creator's CPU (before the team starts).
+  void send_away(std::jthread& worker) const noexcept {
+#ifdef __linux__
+    if (away_) (void)pthread_setaffinity_np(worker.native_handle(), sizeof(cpu_set_t), &*away_);
+#else
+    (void)worker;
+#endif
+  }
+  /// In the worker, once the team runs: the creator's CPU set again.
+  void release_self() const noexcept {
+#ifdef __linux__
+    if (all_) (void)pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), &*all_);
+#endif
+  }
+
+ private:
+#ifdef __linux__
+  std::optional<cpu_set_t> all_;   // the creator's CPUs
+  std::optional<cpu_set_t> away_;  // those without the creator's current CPU
+#endif
+};
+
+}  // namespace
 
 void run_steps(int threads, Index steps, const std::function<void(int thread, Index step)>& body) {
   TP_EXPECTS(threads >= 1 && steps >= 0);
@@ -26,10 +84,12 @@ void run_steps(int threads, Index steps, const std::function<void(int thread, In
   // 0: threads still starting, 1: run, 2: a thread could not start. Release/acquire: a worker
   // that sees 1 sees the team complete; one that sees 2 leaves at once.
   std::atomic<int> gate{0};
+  const StartPlacement placement(threads > 1);
   auto work = [&](int t) {
     if (t != 0) {
-      gate.wait(0, std::memory_order_acquire);
-      if (gate.load(std::memory_order_acquire) != 1) return;
+      // Spin, then sleep (spin_wait.hpp): a sleeping thread's idle vCPU is slow to wake.
+      if (spin_then_wait(gate, [](int g) { return g != 0; }) != 1) return;
+      placement.release_self();
     }
     for (Index s = 0; s < steps; ++s) {
       if (!failed.load(std::memory_order_relaxed)) {
@@ -50,6 +110,7 @@ void run_steps(int threads, Index steps, const std::function<void(int thread, In
     for (int t = 1; t < threads; ++t) {
       try {
         workers.emplace_back(work, t);
+        placement.send_away(workers.back());
       } catch (const std::system_error& e) {
         // The threads already started never reach the barrier: they leave at the gate, and the
         // error is rethrown once they have joined.

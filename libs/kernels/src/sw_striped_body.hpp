@@ -46,6 +46,16 @@ template <class O>
   return static_cast<std::int32_t>(static_cast<T>(x ^ O::offset));
 }
 
+// Out-faces hold max(E, 0) and max(F, 0) (sw.hpp): narrow lanes hold them so already.
+template <class O>
+[[gnu::always_inline]] inline std::int32_t floor0_of(std::int32_t x) noexcept {
+  if constexpr (O::saturating) {
+    return x;
+  } else {
+    return std::max(x, 0);
+  }
+}
+
 template <class O>
 SwBandBest striped_band(const SwBand& b) noexcept {
   using V = typename O::V;
@@ -82,12 +92,20 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   }
   auto* hpt = reinterpret_cast<T*>(hp);
   auto* evt = reinterpret_cast<T*>(ev);
-  for (std::int64_t l = 0, r = 0; l < L; ++l) {
-    for (std::int64_t v = 0; v < seg; ++v, ++r) {
+  for (std::int64_t l = 0; l < L; ++l) {
+    // Lane l holds rows l seg .. l seg + seg - 1; those from `rows` on are padding.
+    const std::int64_t real = std::clamp<std::int64_t>(rows - l * seg, 0, seg);
+    const std::int32_t* lh = b.left_h + std::min(l * seg, rows);
+    const std::int32_t* le = b.left_e + std::min(l * seg, rows);
+    std::int64_t v = 0;
+    for (; v < real; ++v) {
       // E of column c0 from the left face: max(H - open, E - extend) in 32 bits.
-      hpt[v * L + l] = narrow<O>(r < rows ? b.left_h[r] : 0);
-      evt[v * L + l] =
-          narrow<O>(r < rows ? std::max(b.left_h[r] - b.open, b.left_e[r] - b.extend) : O::neg_inf);
+      hpt[v * L + l] = narrow<O>(lh[v]);
+      evt[v * L + l] = narrow<O>(std::max(lh[v] - b.open, le[v] - b.extend));
+    }
+    for (; v < seg; ++v) {
+      hpt[v * L + l] = narrow<O>(0);
+      evt[v * L + l] = narrow<O>(O::neg_inf);
     }
   }
 
@@ -225,7 +243,7 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     }
     b.bottom_h[j + 1] = widen<O>(hct[bottom]);
     O::store(lane_values, f_bottom);
-    b.bottom_f[j] = widen<O>(lane_values[lb]);
+    b.bottom_f[j] = floor0_of<O>(widen<O>(lane_values[lb]));
     std::swap(hp, hc);
   }
 
@@ -236,7 +254,7 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     for (std::int64_t v = 0; v < seg && r < rows; ++v, ++r) {
       const auto i = static_cast<std::size_t>(v * L + l);
       b.right_h[r] = widen<O>(hpt[i]);
-      b.right_e[r] = widen<O>(elt[i]);
+      b.right_e[r] = floor0_of<O>(widen<O>(elt[i]));
     }
   }
   b.bottom_h[0] = b.left_h[rows - 1];

@@ -4,6 +4,7 @@
 #include <tilepipe/exec/kernel.hpp>
 #include <tilepipe/exec/rect_tiling.hpp>
 #include <tilepipe/exec/slab.hpp>
+#include <tilepipe/exec/spin_wait.hpp>
 #include <tilepipe/exec/step_team.hpp>
 #include <tilepipe/support/expected.hpp>
 
@@ -148,11 +149,9 @@ Expected<typename K::result_type> run_rows(const K& kernel, const RectTiling<2>&
            r = next_row.fetch_add(1, std::memory_order_relaxed)) {
         for (Index j = 0; j < cols; ++j) {
           if (r > 0) {
-            auto& above = done[static_cast<std::size_t>(r - 1)];
-            for (Index seen = above.load(std::memory_order_acquire); seen <= j;
-                 seen = above.load(std::memory_order_acquire)) {
-              above.wait(seen, std::memory_order_acquire);
-            }
+            // Spin, then sleep (spin_wait.hpp): the first wait lasts one tile of the row above.
+            spin_then_wait(done[static_cast<std::size_t>(r - 1)],
+                           [j](Index seen) { return seen > j; });
           }
           if (failed.load(std::memory_order_relaxed)) return;
           const Point<2> c{r, j};
