@@ -70,7 +70,8 @@ SwBandBest striped_band(const SwBand& b) noexcept {
                                           alphabet * nvec * sizeof(V), fresh));
   // Four rows, each row_pad_bytes past the end of the one before (4K aliasing, sw_striped.hpp).
   const std::size_t stride = nvec + row_pad_bytes / sizeof(V);
-  V* hp = static_cast<V*>(sw_scratch(4 * stride * sizeof(V)));  // H of the previous column
+  // ... and two more of nvec vectors: the left face in the lanes' bits, in row order.
+  V* hp = static_cast<V*>(sw_scratch((4 * stride + 2 * nvec) * sizeof(V)));  // H, previous column
   V* hc = hp + stride;                                          // H of the current column
   V* ev = hc + stride;                              // E of the current column, then of the next one
   V* e_last = ev + stride;                          // E of the band's last column (the right face)
@@ -92,20 +93,37 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   }
   auto* hpt = reinterpret_cast<T*>(hp);
   auto* evt = reinterpret_cast<T*>(ev);
-  for (std::int64_t l = 0; l < L; ++l) {
-    // Lane l holds rows l seg .. l seg + seg - 1; those from `rows` on are padding.
-    const std::int64_t real = std::clamp<std::int64_t>(rows - l * seg, 0, seg);
-    const std::int32_t* lh = b.left_h + std::min(l * seg, rows);
-    const std::int32_t* le = b.left_e + std::min(l * seg, rows);
-    std::int64_t v = 0;
-    for (; v < real; ++v) {
-      // E of column c0 from the left face: max(H - open, E - extend) in 32 bits.
-      hpt[v * L + l] = narrow<O>(lh[v]);
-      evt[v * L + l] = narrow<O>(std::max(lh[v] - b.open, le[v] - b.extend));
+  {
+    // H and E of column c0 from the left face (E = max(H - open, E - extend) in 32 bits) in the
+    // lanes' bits, first in row order (a loop the compiler vectorizes), then into the striped
+    // layout, lane by lane; rows from `rows` on are padding.
+    T* const th = reinterpret_cast<T*>(e_last + stride);
+    T* const te = th + nvec * L;
+    {
+      // Restrict: nothing here aliases, so that the compiler vectorizes both loops.
+      T* __restrict__ h_out = th;
+      T* __restrict__ e_out = te;
+      const std::int32_t* __restrict__ h_in = b.left_h;
+      const std::int32_t* __restrict__ e_in = b.left_e;
+      const std::int32_t open = b.open, extend = b.extend;
+      for (std::int64_t r = 0; r < rows; ++r) h_out[r] = narrow<O>(h_in[r]);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        e_out[r] = narrow<O>(std::max(h_in[r] - open, e_in[r] - extend));
+      }
     }
-    for (; v < seg; ++v) {
-      hpt[v * L + l] = narrow<O>(0);
-      evt[v * L + l] = narrow<O>(O::neg_inf);
+    for (std::int64_t l = 0; l < L; ++l) {
+      const std::int64_t real = std::clamp<std::int64_t>(rows - l * seg, 0, seg);
+      const T* lh = th + std::min(l * seg, rows);
+      const T* le = te + std::min(l * seg, rows);
+      std::int64_t v = 0;
+      for (; v < real; ++v) {
+        hpt[v * L + l] = lh[v];
+        evt[v * L + l] = le[v];
+      }
+      for (; v < seg; ++v) {
+        hpt[v * L + l] = narrow<O>(0);
+        evt[v * L + l] = narrow<O>(O::neg_inf);
+      }
     }
   }
 
@@ -249,12 +267,18 @@ SwBandBest striped_band(const SwBand& b) noexcept {
 
   hpt = reinterpret_cast<T*>(hp);
   const auto* elt = reinterpret_cast<const T*>(e_last);
-  // Row r = l seg + v is element v L + l (at(r), without its division per row).
-  for (std::int64_t l = 0, r = 0; l < L; ++l) {
-    for (std::int64_t v = 0; v < seg && r < rows; ++v, ++r) {
-      const auto i = static_cast<std::size_t>(v * L + l);
-      b.right_h[r] = widen<O>(hpt[i]);
-      b.right_e[r] = floor0_of<O>(widen<O>(elt[i]));
+  if constexpr (requires { O::lanes_to_rows(hpt, seg, rows, b.right_h); }) {
+    // The ISA's transposition (narrow lanes only: E is at least 0 there already).
+    O::lanes_to_rows(hpt, seg, rows, b.right_h);
+    O::lanes_to_rows(elt, seg, rows, b.right_e);
+  } else {
+    // Row r = l seg + v is element v L + l (at(r), without its division per row).
+    for (std::int64_t l = 0, r = 0; l < L; ++l) {
+      for (std::int64_t v = 0; v < seg && r < rows; ++v, ++r) {
+        const auto i = static_cast<std::size_t>(v * L + l);
+        b.right_h[r] = widen<O>(hpt[i]);
+        b.right_e[r] = floor0_of<O>(widen<O>(elt[i]));
+      }
     }
   }
   b.bottom_h[0] = b.left_h[rows - 1];
