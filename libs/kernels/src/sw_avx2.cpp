@@ -112,6 +112,43 @@ void u16_lanes_to_rows(const std::uint16_t* lanes, std::int64_t seg, std::int64_
   }
 }
 
+// A band's query profile in 32 x int8 lanes, for alphabets of at most 31 letters: the striped
+// residue codes first (code `alphabet` for padding rows), then, per residue a, one table of the
+// 32 scores of a (padding: the lanes' least, 0x80) looked up by two in-lane shuffles and a blend
+// per vector. Returns false (nothing written) for larger alphabets. `codes`: nvec x 32 bytes.
+bool u8_build_profile(std::uint8_t* prof, const SwBand& b, std::int64_t seg,
+                      std::uint8_t* codes) noexcept {
+  const int alphabet = b.alphabet;
+  if (alphabet > 31) return false;
+  const std::int64_t rows = b.rows;
+  for (std::int64_t l = 0; l < 32; ++l) {
+    const std::int64_t real = std::clamp<std::int64_t>(rows - l * seg, 0, seg);
+    const std::uint8_t* q = b.q + std::min(l * seg, rows);
+    std::int64_t v = 0;
+    for (; v < real; ++v) codes[v * 32 + l] = q[v];
+    for (; v < seg; ++v) codes[v * 32 + l] = static_cast<std::uint8_t>(alphabet);
+  }
+  alignas(32) std::uint8_t table[32];
+  for (int a = 0; a < alphabet; ++a) {
+    for (int c = 0; c < 32; ++c) {
+      table[c] = c < alphabet ? static_cast<std::uint8_t>(b.scores[c * alphabet + a]) : 0x80;
+    }
+    const __m256i lo = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<__m128i*>(table)));
+    const __m256i hi =
+        _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<__m128i*>(table + 16)));
+    auto* out = reinterpret_cast<__m256i*>(prof + static_cast<std::size_t>(a) * seg * 32);
+    for (std::int64_t v = 0; v < seg; ++v) {
+      const __m256i idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(codes + v * 32));
+      // Codes 16-31 take the high table: bit 4 moved to each byte's top bit selects it (codes
+      // are below 32, so the 16-bit shift carries no bit into the next byte's top).
+      const __m256i pick = _mm256_slli_epi16(idx, 3);
+      _mm256_store_si256(out + v, _mm256_blendv_epi8(_mm256_shuffle_epi8(lo, idx),
+                                                     _mm256_shuffle_epi8(hi, idx), pick));
+    }
+  }
+  return true;
+}
+
 // 32 lanes of 8 bits: value x in 0 .. 255 held as the signed x - 128 (bits x ^ 0x80); signed
 // saturating arithmetic floors every value at 0 (the local alignment's floor) and shows a score
 // that does not fit as 255.
@@ -145,6 +182,10 @@ struct Avx2U8 {
   static void lanes_to_rows(const T* lanes, std::int64_t seg, std::int64_t rows,
                             std::int32_t* out) noexcept {
     u8_lanes_to_rows(lanes, seg, rows, out);
+  }
+  static bool build_profile(T* prof, const SwBand& b, std::int64_t seg,
+                            std::uint8_t* codes) noexcept {
+    return u8_build_profile(prof, b, seg, codes);
   }
 };
 

@@ -83,6 +83,12 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   // signed, the padding rows' the lane's least).
   const T pad_score = O::saturating ? O::offset : O::neg_inf;
   auto* pt = reinterpret_cast<T*>(prof);
+  if constexpr (requires { O::build_profile(pt, b, seg, static_cast<std::uint8_t*>(nullptr)); }) {
+    // The ISA's table lookups (small alphabets), with the band's scratch for the striped query.
+    if (fresh && O::build_profile(pt, b, seg, reinterpret_cast<std::uint8_t*>(e_last + stride))) {
+      fresh = false;
+    }
+  }
   for (std::size_t a = 0; fresh && a < alphabet; ++a) {
     T* p = pt + a * nvec * L;
     for (std::int64_t l = 0, r = 0; l < L; ++l) {
