@@ -300,7 +300,16 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   run.nodes = o.nodes_given || !comm::World::launched_by_mpi() ? o.nodes : 0;
   run.cpus = o.cpus;
   run.map_dim = 2;
-  const std::string tile = o.tile.empty() ? std::string("2048") : o.tile;
+  // Default: tiles as wide along the target as kernels::sw_default_tile makes them for all the
+  // run's CPUs (2048 under mpirun without --nodes, where the job's size is not known here).
+  const std::int64_t workers = run.nodes > 0 ? std::int64_t{run.nodes} * o.cpus : 0;
+  const std::string tile =
+      !o.tile.empty() ? o.tile
+      : workers > 0
+          ? std::to_string(kernels::sw_default_tile(
+                static_cast<std::int64_t>(in.query.codes.size()),
+                static_cast<std::int64_t>(in.target.codes.size()), static_cast<int>(workers))[1])
+          : std::string("2048");
   // "auto": neither is set, the cost model chooses the height (the machine is loaded below).
   const bool auto_tile = tile == "auto";
   if (tile.find('x') != std::string::npos) {  // QxT
@@ -417,8 +426,8 @@ int run_align(int argc, char** argv) {
       "--tile", o.tile,
       "tile extents QUERYxTARGET (one process: default queryx8192 on 1 CPU; on more, "
       "one row of tiles per CPU, target / (16 CPUs) wide within 256-2048), or with --nodes "
-      "the tile height "
-      "along the target (default 2048)");
+      "the tile height along the target (default target / (16 nodes x CPUs) within "
+      "256-2048)");
   app.add_option("--machine", o.machine,
                  "with --tile auto or --cyclic auto: the machine file (tilepipe calibrate --kernel "
                  "sw ...) whose cost model chooses the tile height or the cyclic factor of the "

@@ -231,12 +231,12 @@ def main():
                 one_core = statistics.median(times["tilepipe 1 CPU"])
                 # The model's time for the tilepipe configurations (tiles as align chooses them,
                 # kernels::sw_default_tile: one process takes one row of tiles per thread,
-                # target / 32 wide within 256-2048; 2 ranks tiles 2048 high).
+                # target / 32 wide within 256-2048; 2 ranks tiles as high along the target).
                 width = min(2048, max(256, (n + 31) // 32))
                 tiles = {"tilepipe 1 CPU": ["--nodes", "1", "--cpus", "1", "--tile", f"{n}x8192"],
                          "tilepipe 2 CPUs": ["--nodes", "1", "--cpus", "2", "--tile",
                                              f"{(n + 1) // 2}x{width}", "--cyclic", "1"],
-                         "tilepipe 2 ranks": ["--nodes", "2", "--cpus", "1", "--tile", "2048"]}
+                         "tilepipe 2 ranks": ["--nodes", "2", "--cpus", "1", "--tile", str(width)]}
                 sw_machine = sw_machine_file(machine, n, one_core,
                                              os.path.join(tmp, f"{label}_machine.json"))
                 predicted = {name: predict(args.tilepipe, n, a, sw_machine)
