@@ -133,7 +133,8 @@ bool u8_build_profile(std::uint8_t* prof, const SwBand& b, std::int64_t seg,
     for (int c = 0; c < 32; ++c) {
       table[c] = c < alphabet ? static_cast<std::uint8_t>(b.scores[c * alphabet + a]) : 0x80;
     }
-    const __m256i lo = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<__m128i*>(table)));
+    const __m256i lo =
+        _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<__m128i*>(table)));
     const __m256i hi =
         _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<__m128i*>(table + 16)));
     auto* out = reinterpret_cast<__m256i*>(prof + static_cast<std::size_t>(a) * seg * 32);

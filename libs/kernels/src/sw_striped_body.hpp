@@ -72,7 +72,7 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   const std::size_t stride = nvec + row_pad_bytes / sizeof(V);
   // ... and two more of nvec vectors: the left face in the lanes' bits, in row order.
   V* hp = static_cast<V*>(sw_scratch((4 * stride + 2 * nvec) * sizeof(V)));  // H, previous column
-  V* hc = hp + stride;                                          // H of the current column
+  V* hc = hp + stride;                              // H of the current column
   V* ev = hc + stride;                              // E of the current column, then of the next one
   V* e_last = ev + stride;                          // E of the band's last column (the right face)
   const auto at = [seg](std::int64_t r) noexcept {  // element index of row r

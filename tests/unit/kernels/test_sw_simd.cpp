@@ -242,8 +242,7 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
     // Tall tiles from round 30: the lanes' columns go back to rows in blocks of 8 vectors
     // (sw_avx2.cpp), with padding in the last lanes and rows past the last block.
     const exec::Index tall[] = {256, 263, 1000, 1031, 2311, 4096};
-    const exec::Index h =
-        round < 30 ? 8 + static_cast<exec::Index>(rng() % 90) : tall[round - 30];
+    const exec::Index h = round < 30 ? 8 + static_cast<exec::Index>(rng() % 90) : tall[round - 30];
     const exec::Index w = 16 + static_cast<exec::Index>(rng() % 90);
     const auto qe = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(h) + 5));
     const auto te = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(w) + 7));
