@@ -15,7 +15,8 @@ namespace tp::exec {
 /// whole 30k x 30k protein score pass on two threads takes 25 ms. The first wait of a team (for
 /// the first tile, or for the team to start) lasts about one tile, so the spin covers a tile of
 /// a few milliseconds; a longer wait pays one wake-up. Spinning costs a CPU only while the team
-/// has more threads than free CPUs.
+/// has more threads than free CPUs (run_rows does not spin when the team has more threads than
+/// the machine has CPUs).
 inline constexpr std::chrono::nanoseconds team_spin = std::chrono::milliseconds(5);
 
 namespace detail {
