@@ -169,19 +169,12 @@ Status add_alignment(const AlignOptions& o, const Inputs& in, AlignOutput& out,
 Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in, ProgressLine& progress) {
   const auto* query = &in.query.codes;
   const auto* target = &in.target.codes;
-  // Default on one CPU: one row of tiles 8192 wide. On more: rows of tiles pipelined over the
-  // threads (exec::run_local takes them in order, a tile waits only for the one above): k rows
-  // per thread (k <= 4, tiles at least 4096 high, so that a row whose tiles cost more, as around a
-  // long alignment's diagonal, is balanced by the next ones), tiles 2048 wide or narrower so that
-  // each row has at least 8 per thread (the pipeline's start and end idle one tile per thread).
-  const auto cpus = static_cast<std::int64_t>(o.cpus);
+  // Default: kernels::sw_default_tile (one row of tiles per thread, pipelined: exec::run_local
+  // takes them in order, a tile waits only for the one above).
   const auto qlen = static_cast<std::int64_t>(query->size());
   const auto tlen = static_cast<std::int64_t>(target->size());
-  const std::int64_t per_thread = std::clamp<std::int64_t>(qlen / (cpus * 4096), 1, 4);
-  const std::int64_t rows = o.cpus == 1 ? 1 : cpus * per_thread;
-  const std::int64_t width =
-      o.cpus == 1 ? 8192 : std::clamp<std::int64_t>((tlen + 8 * cpus - 1) / (8 * cpus), 256, 2048);
-  const std::string default_tile = fmt::format("{}x{}", (qlen + rows - 1) / rows, width);
+  const auto extents = kernels::sw_default_tile(qlen, tlen, o.cpus);
+  const std::string default_tile = fmt::format("{}x{}", extents[0], extents[1]);
   auto tile = parse_extents(o.tile.empty() ? default_tile : o.tile, "--tile");
   if (!tile) return Unexpected{tile.error()};
   if (tile->size() != 2) {
@@ -307,7 +300,16 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   run.nodes = o.nodes_given || !comm::World::launched_by_mpi() ? o.nodes : 0;
   run.cpus = o.cpus;
   run.map_dim = 2;
-  const std::string tile = o.tile.empty() ? std::string("2048") : o.tile;
+  // Default: tiles as wide along the target as kernels::sw_default_tile makes them for all the
+  // run's CPUs (2048 under mpirun without --nodes, where the job's size is not known here).
+  const std::int64_t workers = run.nodes > 0 ? std::int64_t{run.nodes} * o.cpus : 0;
+  const std::string tile =
+      !o.tile.empty() ? o.tile
+      : workers > 0
+          ? std::to_string(kernels::sw_default_tile(
+                static_cast<std::int64_t>(in.query.codes.size()),
+                static_cast<std::int64_t>(in.target.codes.size()), static_cast<int>(workers))[1])
+          : std::string("2048");
   // "auto": neither is set, the cost model chooses the height (the machine is loaded below).
   const bool auto_tile = tile == "auto";
   if (tile.find('x') != std::string::npos) {  // QxT
@@ -420,10 +422,12 @@ int run_align(int argc, char** argv) {
   app.add_option("--cpus", o.cpus, "threads per rank")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  app.add_option("--tile", o.tile,
-                 "tile extents QUERYxTARGET (one process: default queryx8192 on 1 CPU; on more, "
-                 "1-4 rows of tiles per CPU, 256-2048 wide), or with --nodes the tile height "
-                 "along the target (default 2048)");
+  app.add_option(
+      "--tile", o.tile,
+      "tile extents QUERYxTARGET (one process: default queryx8192 on 1 CPU; on more, "
+      "one row of tiles per CPU, target / (16 CPUs) wide within 256-2048), or with --nodes "
+      "the tile height along the target (default target / (16 nodes x CPUs) within "
+      "256-2048)");
   app.add_option("--machine", o.machine,
                  "with --tile auto or --cyclic auto: the machine file (tilepipe calibrate --kernel "
                  "sw ...) whose cost model chooses the tile height or the cyclic factor of the "

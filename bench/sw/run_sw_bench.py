@@ -229,18 +229,14 @@ def main():
                         if isa:
                             simd[name] = isa
                 one_core = statistics.median(times["tilepipe 1 CPU"])
-                # The model's time for the tilepipe configurations (tiles as align chooses them:
-                # one process takes rows of tiles 2048 wide at most, 2 ranks tiles 2048 high).
-                width = min(2048, max(256, (n + 15) // 16))
-                per_thread = min(4, max(1, n // (2 * 4096)))
-                rows = 2 * per_thread
+                # The model's time for the tilepipe configurations (tiles as align chooses them,
+                # kernels::sw_default_tile: one process takes one row of tiles per thread,
+                # target / 32 wide within 256-2048; 2 ranks tiles as high along the target).
+                width = min(2048, max(256, (n + 31) // 32))
                 tiles = {"tilepipe 1 CPU": ["--nodes", "1", "--cpus", "1", "--tile", f"{n}x8192"],
-                         # align's rows of tiles taken by 2 threads in turn: a block-cyclic
-                         # plan of per_thread rows per CPU.
                          "tilepipe 2 CPUs": ["--nodes", "1", "--cpus", "2", "--tile",
-                                             f"{(n + rows - 1) // rows}x{width}",
-                                             "--cyclic", str(per_thread)],
-                         "tilepipe 2 ranks": ["--nodes", "2", "--cpus", "1", "--tile", "2048"]}
+                                             f"{(n + 1) // 2}x{width}", "--cyclic", "1"],
+                         "tilepipe 2 ranks": ["--nodes", "2", "--cpus", "1", "--tile", str(width)]}
                 sw_machine = sw_machine_file(machine, n, one_core,
                                              os.path.join(tmp, f"{label}_machine.json"))
                 predicted = {name: predict(args.tilepipe, n, a, sw_machine)

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -244,21 +245,33 @@ void scalar_rows(const Tile& k, exec::Index r, exec::Index r_end, SwResult& best
   }
 }
 
-// Out-faces carry max(E, 0) and max(F, 0) whatever the path (narrow lanes floor them; see sw.hpp).
-void clamp_gap_faces(const Tile& k, exec::Index h) noexcept {
+// Out-faces carry max(E, 0) and max(F, 0) whatever the path (narrow lanes floor them; see sw.hpp):
+// F of the tile's last row and E of its rows [r, h), as scalar_rows left them.
+void clamp_gap_faces(const Tile& k, exec::Index r, exec::Index h) noexcept {
   const auto floor0 = [](std::int32_t x) { return std::max(x, 0); };
   std::transform(k.frow, k.frow + k.w, k.frow, floor0);
-  std::transform(k.e_right, k.e_right + h, k.e_right, floor0);
+  std::transform(k.e_right + r, k.e_right + h, k.e_right + r, floor0);
 }
 
 #ifdef TP_SW_SIMD
-// Whether every face value the band reads is at most `limit`.
-bool faces_fit(const detail::SwBand& b, std::int32_t limit) noexcept {
-  const auto fits = [limit](const std::int32_t* p, std::int64_t n) {
-    return std::all_of(p, p + n, [limit](std::int32_t x) { return x <= limit; });
-  };
-  return fits(b.top_h, b.w + 1) && fits(b.top_f, b.w) && fits(b.left_h, b.rows) &&
-         fits(b.left_e, b.rows);
+// The largest of n values: four independent maxima (no chain from one vector to the next), in
+// SSE4.1's pmaxsd (SIMD bands run only where the CPU has SSE4.1). A band's left face has as many
+// values as it has rows, and this runs once per band.
+[[gnu::target("sse4.1")]] std::int32_t max_of(const std::int32_t* p, std::int64_t n) noexcept {
+  constexpr std::int32_t lowest = std::numeric_limits<std::int32_t>::min();
+  std::int32_t m[4] = {lowest, lowest, lowest, lowest};
+  std::int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    for (int k = 0; k < 4; ++k) m[k] = std::max(m[k], p[i + k]);
+  }
+  for (; i < n; ++i) m[0] = std::max(m[0], p[i]);
+  return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+}
+
+// The largest face value the band reads.
+std::int32_t faces_max(const detail::SwBand& b) noexcept {
+  return std::max(std::max(max_of(b.top_h, b.w + 1), max_of(b.top_f, b.w)),
+                  std::max(max_of(b.left_h, b.rows), max_of(b.left_e, b.rows)));
 }
 
 // A per-thread copy of a band's top face, kept for a retry in wider lanes.
@@ -278,8 +291,9 @@ detail::SwBandBest run_band(SwIsa isa, int min_bits, detail::SwBand band) noexce
   const std::int32_t limit[2] = {detail::band_input_limit(8), detail::band_input_limit(16)};
   const auto w = static_cast<std::size_t>(band.w);
   bool saved = false;
+  const std::int32_t in_max = min_bits == 32 ? 0 : faces_max(band);
   for (int n = min_bits == 8 ? 0 : min_bits == 16 ? 1 : 2; n < 2; ++n) {
-    if (!faces_fit(band, limit[n])) continue;
+    if (in_max > limit[n]) continue;
     if (!saved) {
       // A narrow pass overwrites the top face in place; keep it for a retry.
       std::int32_t* copy = face_copy(2 * w + 1);
@@ -335,13 +349,14 @@ SwResult SwKernel::tile_best(const exec::Box<2>& box, const exec::FaceSet<const 
   constexpr exec::Index min_simd_rows = 8, min_simd_cols = 16;
   if (isa_ == SwIsa::scalar || h < min_simd_rows || w < min_simd_cols) {
     scalar_rows(k, 0, h, best);
-    clamp_gap_faces(k, h);
+    clamp_gap_faces(k, 0, h);
     return best;
   }
   for (exec::Index r = 0; r < h; r += band_rows_) {
     const exec::Index rows = std::min(band_rows_, h - r);
     if (rows < min_simd_rows) {
       scalar_rows(k, r, h, best);
+      clamp_gap_faces(k, r, h);  // the SIMD bands floored their own faces
       break;
     }
     detail::SwBand band{k.hrow,
@@ -366,9 +381,19 @@ SwResult SwKernel::tile_best(const exec::Box<2>& box, const exec::FaceSet<const 
   }
 #else
   scalar_rows(k, 0, h, best);
+  clamp_gap_faces(k, 0, h);
 #endif
-  clamp_gap_faces(k, h);
   return best;
+}
+
+std::array<std::int64_t, 2> sw_default_tile(std::int64_t query_length, std::int64_t target_length,
+                                            int threads) noexcept {
+  TP_EXPECTS(query_length >= 1 && target_length >= 1);
+  const std::int64_t t = std::max(threads, 1);
+  if (t == 1) return {query_length, 8192};
+  const std::int64_t per_row = sw_tiles_per_row_per_thread * t;
+  return {(query_length + t - 1) / t,
+          std::clamp<std::int64_t>((target_length + per_row - 1) / per_row, 256, 2048)};
 }
 
 SwResult sw_sequential(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,

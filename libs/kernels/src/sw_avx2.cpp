@@ -18,6 +18,138 @@
 namespace tp::kernels::detail {
 namespace {
 
+// A band's column buffer of 32 x uint8 lanes (offset by 0x80) to int32 rows in row order:
+// out[r] = the value of row r for r < rows (row r = l seg + v sits in vector v, lane l). Blocks of
+// 8 vectors are transposed in registers (three rounds of unpacks; afterwards register k holds
+// lanes 2k, 2k+1 in its low half and 16 + 2k, 17 + 2k in its high half, 8 rows each) and widened
+// 8 rows at a time; the lanes holding padding and the last seg % 8 rows go one by one.
+void u8_lanes_to_rows(const std::uint8_t* lanes, std::int64_t seg, std::int64_t rows,
+                      std::int32_t* out) noexcept {
+  const std::int64_t full = std::min<std::int64_t>(rows / seg, 32);  // lanes of seg real rows
+  const __m256i off = _mm256_set1_epi32(0x80);
+  std::int64_t v = 0;
+  const auto emit = [&](std::int64_t l, __m128i q) __attribute__((always_inline)) {
+    if (l < full) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + l * seg + v),
+                          _mm256_xor_si256(_mm256_cvtepu8_epi32(q), off));
+    }
+  };
+  for (; v + 8 <= seg; v += 8) {
+    const auto* p = reinterpret_cast<const __m256i*>(lanes + v * 32);
+    __m256i a[8];
+    for (int i = 0; i < 8; ++i) a[i] = _mm256_load_si256(p + i);
+    __m256i s1[8], s2[8], s3[8];
+    for (int i = 0; i < 4; ++i) {
+      s1[2 * i] = _mm256_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+      s1[2 * i + 1] = _mm256_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; ++i) {  // rows 0-3, then 4-7
+      s2[4 * i] = _mm256_unpacklo_epi16(s1[4 * i], s1[4 * i + 2]);
+      s2[4 * i + 1] = _mm256_unpackhi_epi16(s1[4 * i], s1[4 * i + 2]);
+      s2[4 * i + 2] = _mm256_unpacklo_epi16(s1[4 * i + 1], s1[4 * i + 3]);
+      s2[4 * i + 3] = _mm256_unpackhi_epi16(s1[4 * i + 1], s1[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; ++i) {
+      s3[2 * i] = _mm256_unpacklo_epi32(s2[i], s2[4 + i]);
+      s3[2 * i + 1] = _mm256_unpackhi_epi32(s2[i], s2[4 + i]);
+    }
+    for (int k = 0; k < 8; ++k) {
+      const __m128i lo = _mm256_castsi256_si128(s3[k]);
+      const __m128i hi = _mm256_extracti128_si256(s3[k], 1);
+      emit(2 * k, lo);
+      emit(2 * k + 1, _mm_srli_si128(lo, 8));
+      emit(16 + 2 * k, hi);
+      emit(17 + 2 * k, _mm_srli_si128(hi, 8));
+    }
+  }
+  for (std::int64_t l = 0; l < 32; ++l) {
+    for (std::int64_t u = l < full ? v : 0; u < seg && l * seg + u < rows; ++u) {
+      out[l * seg + u] = static_cast<std::uint8_t>(lanes[u * 32 + l] ^ 0x80);
+    }
+  }
+}
+
+// The same for 16 x uint16 lanes (offset by 0x8000): register k holds lanes k and 8 + k.
+void u16_lanes_to_rows(const std::uint16_t* lanes, std::int64_t seg, std::int64_t rows,
+                       std::int32_t* out) noexcept {
+  const std::int64_t full = std::min<std::int64_t>(rows / seg, 16);
+  const __m256i off = _mm256_set1_epi32(0x8000);
+  std::int64_t v = 0;
+  const auto emit = [&](std::int64_t l, __m128i q) __attribute__((always_inline)) {
+    if (l < full) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + l * seg + v),
+                          _mm256_xor_si256(_mm256_cvtepu16_epi32(q), off));
+    }
+  };
+  for (; v + 8 <= seg; v += 8) {
+    const auto* p = reinterpret_cast<const __m256i*>(lanes + v * 16);
+    __m256i a[8];
+    for (int i = 0; i < 8; ++i) a[i] = _mm256_load_si256(p + i);
+    __m256i s1[8], s2[8], s3[8];
+    for (int i = 0; i < 4; ++i) {
+      s1[2 * i] = _mm256_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+      s1[2 * i + 1] = _mm256_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; ++i) {
+      s2[4 * i] = _mm256_unpacklo_epi32(s1[4 * i], s1[4 * i + 2]);
+      s2[4 * i + 1] = _mm256_unpackhi_epi32(s1[4 * i], s1[4 * i + 2]);
+      s2[4 * i + 2] = _mm256_unpacklo_epi32(s1[4 * i + 1], s1[4 * i + 3]);
+      s2[4 * i + 3] = _mm256_unpackhi_epi32(s1[4 * i + 1], s1[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; ++i) {
+      s3[2 * i] = _mm256_unpacklo_epi64(s2[i], s2[4 + i]);
+      s3[2 * i + 1] = _mm256_unpackhi_epi64(s2[i], s2[4 + i]);
+    }
+    for (int k = 0; k < 8; ++k) {
+      emit(k, _mm256_castsi256_si128(s3[k]));
+      emit(8 + k, _mm256_extracti128_si256(s3[k], 1));
+    }
+  }
+  for (std::int64_t l = 0; l < 16; ++l) {
+    for (std::int64_t u = l < full ? v : 0; u < seg && l * seg + u < rows; ++u) {
+      out[l * seg + u] = static_cast<std::uint16_t>(lanes[u * 16 + l] ^ 0x8000);
+    }
+  }
+}
+
+// A band's query profile in 32 x int8 lanes, for alphabets of at most 31 letters: the striped
+// residue codes first (code `alphabet` for padding rows), then, per residue a, one table of the
+// 32 scores of a (padding: the lanes' least, 0x80) looked up by two in-lane shuffles and a blend
+// per vector. Returns false (nothing written) for larger alphabets. `codes`: nvec x 32 bytes.
+bool u8_build_profile(std::uint8_t* prof, const SwBand& b, std::int64_t seg,
+                      std::uint8_t* codes) noexcept {
+  const int alphabet = b.alphabet;
+  if (alphabet > 31) return false;
+  const std::int64_t rows = b.rows;
+  for (std::int64_t l = 0; l < 32; ++l) {
+    const std::int64_t real = std::clamp<std::int64_t>(rows - l * seg, 0, seg);
+    const std::uint8_t* q = b.q + std::min(l * seg, rows);
+    std::int64_t v = 0;
+    for (; v < real; ++v) codes[v * 32 + l] = q[v];
+    for (; v < seg; ++v) codes[v * 32 + l] = static_cast<std::uint8_t>(alphabet);
+  }
+  alignas(32) std::uint8_t table[32];
+  for (int a = 0; a < alphabet; ++a) {
+    for (int c = 0; c < 32; ++c) {
+      table[c] = c < alphabet ? static_cast<std::uint8_t>(b.scores[c * alphabet + a]) : 0x80;
+    }
+    const __m256i lo =
+        _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<__m128i*>(table)));
+    const __m256i hi =
+        _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<__m128i*>(table + 16)));
+    auto* out = reinterpret_cast<__m256i*>(prof + static_cast<std::size_t>(a) * seg * 32);
+    for (std::int64_t v = 0; v < seg; ++v) {
+      const __m256i idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(codes + v * 32));
+      // Codes 16-31 take the high table: bit 4 moved to each byte's top bit selects it (codes
+      // are below 32, so the 16-bit shift carries no bit into the next byte's top).
+      const __m256i pick = _mm256_slli_epi16(idx, 3);
+      _mm256_store_si256(out + v, _mm256_blendv_epi8(_mm256_shuffle_epi8(lo, idx),
+                                                     _mm256_shuffle_epi8(hi, idx), pick));
+    }
+  }
+  return true;
+}
+
 // 32 lanes of 8 bits: value x in 0 .. 255 held as the signed x - 128 (bits x ^ 0x80); signed
 // saturating arithmetic floors every value at 0 (the local alignment's floor) and shows a score
 // that does not fit as 255.
@@ -48,6 +180,14 @@ struct Avx2U8 {
   }
   static void store(T* p, V v) noexcept { _mm256_store_si256(reinterpret_cast<V*>(p), v); }
   static V load(const T* p) noexcept { return _mm256_load_si256(reinterpret_cast<const V*>(p)); }
+  static void lanes_to_rows(const T* lanes, std::int64_t seg, std::int64_t rows,
+                            std::int32_t* out) noexcept {
+    u8_lanes_to_rows(lanes, seg, rows, out);
+  }
+  static bool build_profile(T* prof, const SwBand& b, std::int64_t seg,
+                            std::uint8_t* codes) noexcept {
+    return u8_build_profile(prof, b, seg, codes);
+  }
 };
 
 // 16 lanes of 16 bits: value x in 0 .. 65535 held as the signed x - 32768 (bits x ^ 0x8000);
@@ -81,6 +221,10 @@ struct Avx2U16 {
   }
   static void store(T* p, V v) noexcept { _mm256_store_si256(reinterpret_cast<V*>(p), v); }
   static V load(const T* p) noexcept { return _mm256_load_si256(reinterpret_cast<const V*>(p)); }
+  static void lanes_to_rows(const T* lanes, std::int64_t seg, std::int64_t rows,
+                            std::int32_t* out) noexcept {
+    u16_lanes_to_rows(lanes, seg, rows, out);
+  }
 };
 
 // 8 lanes of int32: exact for every score SwKernel::make accepts.

@@ -11,11 +11,6 @@
 
 namespace tp::kernels {
 
-std::array<std::int64_t, 2> sw_default_tile(std::int64_t query_length, int threads) noexcept {
-  const std::int64_t t = std::max(threads, 1);
-  return {(query_length + t - 1) / t, t == 1 ? 8192 : 2048};
-}
-
 namespace {
 
 // One pair on `threads` threads: the score pass tiled as `tilepipe align` tiles it, then the
@@ -25,7 +20,8 @@ Expected<SwPairResult> align_pair(const ScoreMatrix& matrix, std::span<const std
                                   const SwSearchOptions& options) {
   auto kernel = SwKernel::make(matrix, query, target, gaps, options.sw);
   if (!kernel) return Unexpected{kernel.error()};
-  const auto tile = sw_default_tile(static_cast<std::int64_t>(query.size()), threads);
+  const auto tile = sw_default_tile(static_cast<std::int64_t>(query.size()),
+                                    static_cast<std::int64_t>(target.size()), threads);
   auto tiling = exec::RectTiling<2>::make(kernel->space(), {tile[0], tile[1]});
   if (!tiling) return Unexpected{tiling.error()};
   auto best = exec::run_local(*kernel, *tiling, threads);

@@ -37,7 +37,7 @@ struct SwBand {
 
 /// A band's best cell (0-based row and column in the band; score 0 when none is positive), or
 /// overflow: an 8-bit or 16-bit band met a score it cannot hold (its outputs are then garbage).
-/// E and F in the outputs are max(E, 0) and max(F, 0) in narrow lanes (see sw_striped_body.hpp).
+/// E and F in the outputs are max(E, 0) and max(F, 0) in every lane width (see sw.hpp).
 struct SwBandBest {
   std::int32_t score = 0;
   std::int64_t row = 0;

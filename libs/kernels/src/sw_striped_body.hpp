@@ -46,6 +46,16 @@ template <class O>
   return static_cast<std::int32_t>(static_cast<T>(x ^ O::offset));
 }
 
+// Out-faces hold max(E, 0) and max(F, 0) (sw.hpp): narrow lanes hold them so already.
+template <class O>
+[[gnu::always_inline]] inline std::int32_t floor0_of(std::int32_t x) noexcept {
+  if constexpr (O::saturating) {
+    return x;
+  } else {
+    return std::max(x, 0);
+  }
+}
+
 template <class O>
 SwBandBest striped_band(const SwBand& b) noexcept {
   using V = typename O::V;
@@ -60,8 +70,9 @@ SwBandBest striped_band(const SwBand& b) noexcept {
                                           alphabet * nvec * sizeof(V), fresh));
   // Four rows, each row_pad_bytes past the end of the one before (4K aliasing, sw_striped.hpp).
   const std::size_t stride = nvec + row_pad_bytes / sizeof(V);
-  V* hp = static_cast<V*>(sw_scratch(4 * stride * sizeof(V)));  // H of the previous column
-  V* hc = hp + stride;                                          // H of the current column
+  // ... and two more of nvec vectors: the left face in the lanes' bits, in row order.
+  V* hp = static_cast<V*>(sw_scratch((4 * stride + 2 * nvec) * sizeof(V)));  // H, previous column
+  V* hc = hp + stride;                              // H of the current column
   V* ev = hc + stride;                              // E of the current column, then of the next one
   V* e_last = ev + stride;                          // E of the band's last column (the right face)
   const auto at = [seg](std::int64_t r) noexcept {  // element index of row r
@@ -72,6 +83,12 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   // signed, the padding rows' the lane's least).
   const T pad_score = O::saturating ? O::offset : O::neg_inf;
   auto* pt = reinterpret_cast<T*>(prof);
+  if constexpr (requires { O::build_profile(pt, b, seg, static_cast<std::uint8_t*>(nullptr)); }) {
+    // The ISA's table lookups (small alphabets), with the band's scratch for the striped query.
+    if (fresh && O::build_profile(pt, b, seg, reinterpret_cast<std::uint8_t*>(e_last + stride))) {
+      fresh = false;
+    }
+  }
   for (std::size_t a = 0; fresh && a < alphabet; ++a) {
     T* p = pt + a * nvec * L;
     for (std::int64_t l = 0, r = 0; l < L; ++l) {
@@ -82,12 +99,37 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   }
   auto* hpt = reinterpret_cast<T*>(hp);
   auto* evt = reinterpret_cast<T*>(ev);
-  for (std::int64_t l = 0, r = 0; l < L; ++l) {
-    for (std::int64_t v = 0; v < seg; ++v, ++r) {
-      // E of column c0 from the left face: max(H - open, E - extend) in 32 bits.
-      hpt[v * L + l] = narrow<O>(r < rows ? b.left_h[r] : 0);
-      evt[v * L + l] =
-          narrow<O>(r < rows ? std::max(b.left_h[r] - b.open, b.left_e[r] - b.extend) : O::neg_inf);
+  {
+    // H and E of column c0 from the left face (E = max(H - open, E - extend) in 32 bits) in the
+    // lanes' bits, first in row order (a loop the compiler vectorizes), then into the striped
+    // layout, lane by lane; rows from `rows` on are padding.
+    T* const th = reinterpret_cast<T*>(e_last + stride);
+    T* const te = th + nvec * L;
+    {
+      // Restrict: nothing here aliases, so that the compiler vectorizes both loops.
+      T* __restrict__ h_out = th;
+      T* __restrict__ e_out = te;
+      const std::int32_t* __restrict__ h_in = b.left_h;
+      const std::int32_t* __restrict__ e_in = b.left_e;
+      const std::int32_t open = b.open, extend = b.extend;
+      for (std::int64_t r = 0; r < rows; ++r) h_out[r] = narrow<O>(h_in[r]);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        e_out[r] = narrow<O>(std::max(h_in[r] - open, e_in[r] - extend));
+      }
+    }
+    for (std::int64_t l = 0; l < L; ++l) {
+      const std::int64_t real = std::clamp<std::int64_t>(rows - l * seg, 0, seg);
+      const T* lh = th + std::min(l * seg, rows);
+      const T* le = te + std::min(l * seg, rows);
+      std::int64_t v = 0;
+      for (; v < real; ++v) {
+        hpt[v * L + l] = lh[v];
+        evt[v * L + l] = le[v];
+      }
+      for (; v < seg; ++v) {
+        hpt[v * L + l] = narrow<O>(0);
+        evt[v * L + l] = narrow<O>(O::neg_inf);
+      }
     }
   }
 
@@ -225,18 +267,24 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     }
     b.bottom_h[j + 1] = widen<O>(hct[bottom]);
     O::store(lane_values, f_bottom);
-    b.bottom_f[j] = widen<O>(lane_values[lb]);
+    b.bottom_f[j] = floor0_of<O>(widen<O>(lane_values[lb]));
     std::swap(hp, hc);
   }
 
   hpt = reinterpret_cast<T*>(hp);
   const auto* elt = reinterpret_cast<const T*>(e_last);
-  // Row r = l seg + v is element v L + l (at(r), without its division per row).
-  for (std::int64_t l = 0, r = 0; l < L; ++l) {
-    for (std::int64_t v = 0; v < seg && r < rows; ++v, ++r) {
-      const auto i = static_cast<std::size_t>(v * L + l);
-      b.right_h[r] = widen<O>(hpt[i]);
-      b.right_e[r] = widen<O>(elt[i]);
+  if constexpr (requires { O::lanes_to_rows(hpt, seg, rows, b.right_h); }) {
+    // The ISA's transposition (narrow lanes only: E is at least 0 there already).
+    O::lanes_to_rows(hpt, seg, rows, b.right_h);
+    O::lanes_to_rows(elt, seg, rows, b.right_e);
+  } else {
+    // Row r = l seg + v is element v L + l (at(r), without its division per row).
+    for (std::int64_t l = 0, r = 0; l < L; ++l) {
+      for (std::int64_t v = 0; v < seg && r < rows; ++v, ++r) {
+        const auto i = static_cast<std::size_t>(v * L + l);
+        b.right_h[r] = widen<O>(hpt[i]);
+        b.right_e[r] = floor0_of<O>(widen<O>(elt[i]));
+      }
     }
   }
   b.bottom_h[0] = b.left_h[rows - 1];

@@ -1,5 +1,6 @@
 // The Kernel API plumbing: tilings, slab faces, the step team and the local runner (test kernels).
 #include <tilepipe/exec/local_runner.hpp>
+#include <tilepipe/exec/spin_wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -11,6 +12,11 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 namespace tp::exec {
 namespace {
@@ -279,6 +285,47 @@ TEST(StepTeam, every_wait_mode_orders_the_steps_and_publishes_their_writes) {
     }
   }
 }
+
+TEST(SpinWait, returns_the_first_ready_value_spinning_or_after_sleeping) {
+  std::atomic<int> word{3};
+  EXPECT_EQ(spin_then_wait(word, [](int v) { return v >= 3; }), 3);
+  // Not ready: a writer stores and notifies later; with no spin the waiter sleeps (futex path),
+  // with a spin shorter than the delay it spins, then sleeps.
+  for (const auto spin : {std::chrono::nanoseconds(0), std::chrono::nanoseconds(200000)}) {
+    word.store(0);
+    std::jthread writer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      word.store(4);  // not yet ready: the waiter must wait again
+      word.notify_all();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      word.store(7);
+      word.notify_all();
+    });
+    EXPECT_EQ(spin_then_wait(
+                  word, [](int v) { return v >= 5; }, spin),
+              7);
+  }
+}
+
+#ifdef __linux__
+TEST(StepTeam, workers_run_on_the_creators_cpus_once_the_team_starts) {
+  // Workers start away from the creator's CPU (ADR 0033) and then take its CPU set back.
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof mine, &mine), 0);
+  for (int threads : {2, 3}) {
+    std::vector<int> same(static_cast<std::size_t>(threads), 0);
+    run_steps(threads, 2, [&](int t, Index) {
+      cpu_set_t theirs;
+      CPU_ZERO(&theirs);
+      if (pthread_getaffinity_np(pthread_self(), sizeof theirs, &theirs) == 0) {
+        same[static_cast<std::size_t>(t)] = CPU_EQUAL(&theirs, &mine) ? 1 : 0;
+      }
+    });
+    for (int t = 0; t < threads; ++t) EXPECT_EQ(same[static_cast<std::size_t>(t)], 1) << t;
+  }
+}
+#endif
 
 TEST(StepTeam, rethrows_the_first_exception_and_skips_later_steps) {
   std::atomic<int> after{0};

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <random>
 #include <string>
 #include <vector>
@@ -124,6 +125,19 @@ TEST(Sw, edge_inputs) {
   const SwResult r = tiled(b, q, "WWWWWWWW", GapCosts{5, 0}, {7, 3}, 2);
   EXPECT_EQ(r, naive_sw(b, q, "WWWWWWWW", GapCosts{5, 0}));
   EXPECT_EQ(r.score, 88 - 5);
+}
+
+TEST(Sw, default_tile_is_one_row_of_tiles_per_thread) {
+  // One thread: one row of tiles 8192 wide.
+  EXPECT_EQ(sw_default_tile(30000, 30000, 1), (std::array<std::int64_t, 2>{30000, 8192}));
+  // More: one row per thread (a band per row of tiles where it fits), target / (16 threads) wide.
+  EXPECT_EQ(sw_default_tile(30000, 30000, 2), (std::array<std::int64_t, 2>{15000, 938}));
+  EXPECT_EQ(sw_default_tile(30001, 30000, 2), (std::array<std::int64_t, 2>{15001, 938}));
+  EXPECT_EQ(sw_default_tile(100000, 100000, 2), (std::array<std::int64_t, 2>{50000, 2048}));
+  EXPECT_EQ(sw_default_tile(20000, 20000, 3), (std::array<std::int64_t, 2>{6667, 417}));
+  // Clamped to 256-2048 wide; a short query still gets one row per thread.
+  EXPECT_EQ(sw_default_tile(5, 1000, 4), (std::array<std::int64_t, 2>{2, 256}));
+  EXPECT_EQ(sw_default_tile(1, 1, 2), (std::array<std::int64_t, 2>{1, 256}));
 }
 
 TEST(Sw, make_rejects_bad_parameters) {

@@ -238,8 +238,11 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
   std::mt19937_64 rng(77);
   const auto& b = ScoreMatrix::blosum62();
   const std::int32_t ninf = SwKernel::minus_infinity;
-  for (int round = 0; round < 30; ++round) {
-    const exec::Index h = 8 + static_cast<exec::Index>(rng() % 90);
+  for (int round = 0; round < 36; ++round) {
+    // Tall tiles from round 30: the lanes' columns go back to rows in blocks of 8 vectors
+    // (sw_avx2.cpp), with padding in the last lanes and rows past the last block.
+    const exec::Index tall[] = {256, 263, 1000, 1031, 2311, 4096};
+    const exec::Index h = round < 30 ? 8 + static_cast<exec::Index>(rng() % 90) : tall[round - 30];
     const exec::Index w = 16 + static_cast<exec::Index>(rng() % 90);
     const auto qe = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(h) + 5));
     const auto te = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(w) + 7));
@@ -270,6 +273,48 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
       ASSERT_EQ(r, ref) << name(p) << " round " << round;
       ASSERT_EQ(out0, ref0) << name(p) << " round " << round;
       ASSERT_EQ(out1, ref1) << name(p) << " round " << round;
+    }
+  }
+}
+
+// A tile whose last rows are fewer than a band's least (8) runs them in scalar code after the SIMD
+// bands; both floor E and F of their out-faces at 0 (sw.hpp), the bands in their own lanes, the
+// scalar rows afterwards, so the faces equal the scalar kernel's whichever rows each path ran.
+TEST(SwSimd, a_scalar_tail_below_the_bands_gives_the_scalar_kernels_faces) {
+  std::mt19937_64 rng(33);
+  const auto& b = ScoreMatrix::blosum62();
+  const std::int32_t ninf = SwKernel::minus_infinity;
+  for (int round = 0; round < 12; ++round) {
+    const exec::Index h = 8 * (1 + round % 4) + 1 + round % 7;  // 1-7 rows past the bands
+    const exec::Index w = 16 + static_cast<exec::Index>(rng() % 40);
+    const auto qe = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(h)));
+    const auto te = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(w)));
+    const GapCosts g{10, 1};
+    const exec::Box<2> box{{1, 1}, {1 + h, 1 + w}};
+    // Negative gap values in the in-faces: every out-face E and F must come out floored.
+    const auto value = [&](bool gap) {
+      if (gap && rng() % 3 == 0) return ninf;
+      return static_cast<std::int32_t>(rng() % 60) - (gap ? 30 : 0);
+    };
+    std::vector<std::int32_t> in0(static_cast<std::size_t>(2 * w + 1)),
+        in1(static_cast<std::size_t>(2 * h));
+    for (std::size_t i = 0; i < in0.size(); ++i) in0[i] = value(i > static_cast<std::size_t>(w));
+    for (std::size_t i = 0; i < in1.size(); ++i) in1[i] = value(i >= static_cast<std::size_t>(h));
+    const exec::FaceSet<const std::int32_t, 2> in{std::span<const std::int32_t>(in0),
+                                                  std::span<const std::int32_t>(in1)};
+    std::vector<std::int32_t> ref0(in0.size()), ref1(in1.size());
+    const auto scalar = *SwKernel::make(b, qe, te, g, SwOptions{SwIsa::scalar, 8});
+    const SwResult ref = scalar.compute_tile(box, in, {std::span(ref0), std::span(ref1)});
+    for (const Path& p : paths()) {
+      if (p.isa == SwIsa::scalar) continue;
+      const auto k = *SwKernel::make(b, qe, te, g, SwOptions{p.isa, p.min_bits, 8});
+      std::vector<std::int32_t> out0(in0.size(), -7), out1(in1.size(), -7);
+      const SwResult r = k.compute_tile(box, in, {std::span(out0), std::span(out1)});
+      ASSERT_EQ(r, ref) << name(p) << " round " << round;
+      ASSERT_EQ(out0, ref0) << name(p) << " round " << round;
+      ASSERT_EQ(out1, ref1) << name(p) << " round " << round;
+      for (exec::Index i = 0; i < w; ++i) EXPECT_GE(out0[static_cast<std::size_t>(w + 1 + i)], 0);
+      for (exec::Index i = 0; i < h; ++i) EXPECT_GE(out1[static_cast<std::size_t>(h + i)], 0);
     }
   }
 }

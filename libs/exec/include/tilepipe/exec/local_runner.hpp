@@ -4,12 +4,14 @@
 #include <tilepipe/exec/kernel.hpp>
 #include <tilepipe/exec/rect_tiling.hpp>
 #include <tilepipe/exec/slab.hpp>
+#include <tilepipe/exec/spin_wait.hpp>
 #include <tilepipe/exec/step_team.hpp>
 #include <tilepipe/support/expected.hpp>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <mutex>
@@ -17,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 namespace tp::exec {
@@ -132,6 +135,11 @@ Expected<typename K::result_type> run_rows(const K& kernel, const RectTiling<2>&
   std::vector<R> partial(static_cast<std::size_t>(threads));
   std::string failure;
   std::mutex failure_mutex;
+  // A team with more threads than the machine has CPUs sleeps at once: a spinning waiter would
+  // hold the CPU that the thread it waits for needs.
+  const auto spin = static_cast<unsigned>(threads) <= std::thread::hardware_concurrency()
+                        ? team_spin
+                        : std::chrono::nanoseconds(0);
   const auto stop = [&] {
     failed.store(true, std::memory_order_relaxed);
     for (auto& d : done) {
@@ -148,11 +156,9 @@ Expected<typename K::result_type> run_rows(const K& kernel, const RectTiling<2>&
            r = next_row.fetch_add(1, std::memory_order_relaxed)) {
         for (Index j = 0; j < cols; ++j) {
           if (r > 0) {
-            auto& above = done[static_cast<std::size_t>(r - 1)];
-            for (Index seen = above.load(std::memory_order_acquire); seen <= j;
-                 seen = above.load(std::memory_order_acquire)) {
-              above.wait(seen, std::memory_order_acquire);
-            }
+            // Spin, then sleep (spin_wait.hpp): the first wait lasts one tile of the row above.
+            spin_then_wait(
+                done[static_cast<std::size_t>(r - 1)], [j](Index seen) { return seen > j; }, spin);
           }
           if (failed.load(std::memory_order_relaxed)) return;
           const Point<2> c{r, j};

@@ -5,6 +5,7 @@
 #include <tilepipe/kernels/score_matrix.hpp>
 #include <tilepipe/support/expected.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <limits>
@@ -153,6 +154,18 @@ class SwKernel {
   SwResult tile_best(const exec::Box<2>& box, const exec::FaceSet<const face_type, 2>& in,
                      const exec::FaceSet<face_type, 2>& out) const noexcept;
 };
+
+/// The tile extents (query x target) of one pair on `threads` threads of one process when none is
+/// given (`tilepipe align`, sw_search). One thread: one row of tiles 8192 wide. More: one row of
+/// tiles per thread along the query, since each SIMD band pays a fixed cost per column (the lazy-F
+/// pass, the column's best, its faces) and a row of tiles is one band where it fits; and tiles
+/// about target / (sw_tiles_per_row_per_thread x threads) wide, clamped to 256-2048, trading the
+/// pipeline's start and end (each idles one tile per extra thread) against each tile's cost of
+/// turning its faces into lanes and back (about 2 ns per row). Preconditions: lengths >= 1.
+std::array<std::int64_t, 2> sw_default_tile(std::int64_t query_length, std::int64_t target_length,
+                                            int threads) noexcept;
+/// Tiles per row and thread that sw_default_tile aims at.
+inline constexpr std::int64_t sw_tiles_per_row_per_thread = 16;
 
 /// The plain sequential Gotoh DP, row by row, O(m) memory: the reference for the tiled kernel.
 SwResult sw_sequential(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,

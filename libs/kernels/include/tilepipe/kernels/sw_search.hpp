@@ -54,8 +54,4 @@ Expected<std::vector<SwPairResult>> sw_search(const ScoreMatrix& matrix,
                                               GapCosts gaps, std::span<const SwPair> pairs,
                                               const SwSearchOptions& options);
 
-/// The tile extents `tilepipe align` uses for one pair on `threads` threads: one row of tiles per
-/// thread along the query, 8192 (one thread) or 2048 (more) along the target.
-std::array<std::int64_t, 2> sw_default_tile(std::int64_t query_length, int threads) noexcept;
-
 }  // namespace tp::kernels
