@@ -419,11 +419,11 @@ int run_sweep(int argc, char** argv) {
   if (!workload) return report_error(workload.error());
   mopt.workload = *workload;
   mopt.edge_steps = true;  // measured runs have a fill and a drain (docs/model.md)
-  // One sweep: the overlap pipeline's hand-over from node to node as the executor runs it, one
-  // hop, not the schedule's two steps (docs/model.md, "The hop"); a short run has few steps, and
-  // the extra step per hand-over is a tenth of them. Kernels of several sweeps (sweep3d's
-  // octants) keep the two steps: measured, hops put sweep3d's 2x1 predictions 7-12% low.
-  mopt.pipeline_hops = mopt.workload.sweeps == 1;
+  // The overlap pipeline's hand-over from node to node as the executor runs it, one hop, not the
+  // schedule's two steps (docs/model.md, "The hop"); a short run has few steps, and the extra
+  // step per hand-over is a tenth of them. Kernels of several sweeps too (sweep3d's octants:
+  // each sweep is a pipeline with its own hand-overs; ADR 0034).
+  mopt.pipeline_hops = true;
   for (auto& pt : points) {
     plan::PlanRequest r = *base;
     r.tile_height = pt.height;

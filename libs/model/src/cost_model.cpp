@@ -198,7 +198,7 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
 
   const Workload& wl = options.workload;
   if (wl.sweeps < 1 || wl.copy_sweeps < 0 || wl.copy_sweeps > wl.sweeps ||
-      wl.between_sweep_bytes < 0 || wl.element_bytes < 0) {
+      wl.between_sweep_bytes < 0 || wl.element_bytes < 0 || wl.copy_bytes_per_point < 0) {
     return fail(Errc::invalid_argument,
                 "workload of " + std::to_string(wl.sweeps) + " sweeps (" +
                     std::to_string(wl.copy_sweeps) + " copying), " +
@@ -293,11 +293,17 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
   p.sweeps = wl.sweeps;
   p.copy_sweeps = wl.copy_sweeps;
   if (wl.copy_sweeps > 0) {
+    // A copying tile streams its points' bytes through memory, as a shared-memory face copy
+    // does (docs/model.md, "Repeated sweeps and kernels' faces").
     StepTime c = s;
-    c.alpha = Seconds{0};
-    c.t_comp = Seconds{0};
+    c.alpha = wl.copy_bytes_per_point > 0 && machine.cpu_copy_bytes_per_s > 0
+                  ? Seconds{static_cast<double>(s.tile_points) *
+                            static_cast<double>(wl.copy_bytes_per_point) /
+                            machine.cpu_copy_bytes_per_s}
+                  : Seconds{0};
+    c.t_comp = c.alpha;
     finish_step(c, overlap, options.comm_thread, plan.cpus());
-    p.copy_sweep = sweep_time(c, Seconds{0});
+    p.copy_sweep = sweep_time(c, c.t_comp);
   }
   if (wl.sweeps > 1 && plan.nodes() > 1) {
     // next_sweep (libs/exec pipeline.hpp): a barrier, the kernel's exchange, a barrier.

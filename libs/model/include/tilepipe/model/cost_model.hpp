@@ -20,8 +20,13 @@ struct Workload {
   /// every rank finishing a sweep before any starts the next. >= 1.
   std::int64_t sweeps = 1;
   /// Of those, the sweeps whose tiles compute nothing worth counting (sweep3d's final sweep only
-  /// copies phi): their steps cost the step's communication alone. <= sweeps.
+  /// copies phi): their steps cost the step's communication and the copy below. <= sweeps.
   std::int64_t copy_sweeps = 0;
+  /// Bytes a copying sweep's tile streams through memory per point of the plan's space (sweep3d:
+  /// the cell it writes phi into and phi, 80 + 8, halved when paired: half the points copy),
+  /// charged at the machine's cpu_copy_bytes_per_s as the copying tile's t_comp (0, or a machine
+  /// without that field: the copy costs nothing). >= 0.
+  std::int64_t copy_bytes_per_point = 0;
   /// Bytes the nodes send between two sweeps, all together (a kernel's after_sweep; 0: none);
   /// each node is charged its share ceil(bytes / nodes), when there are several.
   std::int64_t between_sweep_bytes = 0;
@@ -98,7 +103,8 @@ struct Prediction {
   Seconds sweep{0};
   std::int64_t sweeps = 1;       ///< Workload::sweeps
   std::int64_t copy_sweeps = 0;  ///< Workload::copy_sweeps
-  Seconds copy_sweep{0};         ///< one copy sweep: the steps at t_comp = 0
+  /// One copy sweep: the steps at t_comp = the copy (Workload::copy_bytes_per_point), or 0.
+  Seconds copy_sweep{0};
   /// Between two sweeps: two barriers of ceil(log2 nodes) rounds of t_sync each and the
   /// kernel's exchange (t_start + f(ceil(between_sweep_bytes / nodes))); 0 on one node.
   Seconds between{0};
