@@ -71,11 +71,13 @@ struct ModelOptions {
 struct StepTime {
   std::int64_t tile_points = 0;  ///< g = points of a full tile
   Seconds alpha{0};              ///< one full tile on one CPU: g t_comp1(g)
-  Seconds t_comp{0};             ///< the step's computation: alpha, or beta for vertical grouping
-  std::int64_t subtiles = 0;     ///< N of formula (6) for vertical grouping, 0 otherwise
-  std::int64_t messages = 0;     ///< messages a node sends per step (one per successor node)
-  std::int64_t face_bytes = 0;   ///< bytes a node sends per step
-  Seconds t_start{0};            ///< CPU time starting the step's sends
+  /// The step's computation: alpha, the slowest of the node's tiles (hyperplane grouping on
+  /// several CPUs with a machine's tile_spread), or beta for vertical grouping.
+  Seconds t_comp{0};
+  std::int64_t subtiles = 0;    ///< N of formula (6) for vertical grouping, 0 otherwise
+  std::int64_t messages = 0;    ///< messages a node sends per step (one per successor node)
+  std::int64_t face_bytes = 0;  ///< bytes a node sends per step
+  Seconds t_start{0};           ///< CPU time starting the step's sends
   /// Transfer of the step's messages (latency + bytes/bandwidth; with pipeline hops the link's
   /// occupancy bytes/bandwidth, the latency being paid once per hop).
   Seconds t_comm{0};
@@ -109,6 +111,17 @@ struct Prediction {
   /// kernel's exchange (t_start + f(ceil(between_sweep_bytes / nodes))); 0 on one node.
   Seconds between{0};
 };
+
+/// E[max(X_1, ..., X_m)] of m independent standard normal variables (0 for m = 1, 1/sqrt(pi)
+/// for 2, 3/(2 sqrt(pi)) for 3): by quadrature of m x phi(x) Phi(x)^(m-1), within 1e-9.
+/// Precondition: m >= 1.
+double expected_max_of_normals(std::int64_t m);
+
+/// The step's computation of a node whose m CPUs each compute one tile of alpha and then meet
+/// at the node's step barrier (hyperplane grouping, seed 002 4.3): the slowest of the m tiles,
+/// alpha (1 + e_m tile_spread) with e_m = expected_max_of_normals(m) (docs/model.md, "The step
+/// barrier"); alpha for m = 1 or tile_spread = 0.
+Seconds slowest_of_tiles(Seconds alpha, double tile_spread, std::int64_t m);
 
 /// Rounds of a dissemination barrier over `nodes` ranks: ceil(log2 nodes) (0 for one).
 std::int64_t barrier_rounds(std::int64_t nodes);
