@@ -81,6 +81,25 @@ TEST(CalibrateKernelsCli, every_builtin_kernel_is_measured_at_its_plans_tiles_an
   std::filesystem::remove(path);
 }
 
+// Without --tile-heights the calibration measures 16:extent and, below 16, the smallest legal
+// height 2 and 8 (ADR 0031's heights for the choice): 5 tile shapes of one cross-section for
+// wave2d 64x64, the smallest 2/64 of the largest, so the model never extends a sample below 16.
+TEST(CalibrateKernelsCli, default_heights_reach_down_to_the_smallest_legal_height) {
+  const auto path = temp_path("default-heights-machine.json");
+  auto c = tilepipe({"calibrate", "--quick", "--quiet", "-o", path, "--kernel", "wave2d", "--size",
+                     "64x64", "--nodes", "1", "--cpus", "1"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const auto m = read_json(path);
+  std::filesystem::remove(path);
+  const auto& samples = m["compute"]["kernels"]["wave2d"]["samples"];
+  ASSERT_EQ(samples.size(), 5u) << samples.dump();  // heights 2, 8, 16, 32, 64
+  std::set<double> points;
+  for (const auto& s : samples) points.insert(s["tile_points"].get<double>());
+  ASSERT_EQ(points.size(), 5u);
+  EXPECT_EQ(*points.begin() * 32, *points.rbegin());
+  EXPECT_EQ(*std::next(points.begin()) * 8, *points.rbegin());
+}
+
 TEST(CalibrateKernelsCli, sweep_runs_and_predicts_sor_and_sweep3d) {
   const std::vector<std::vector<std::string>> problems{
       {"--kernel", "sor2d", "--size", "48x48", "--param", "iterations=4", "--tile-heights", "8,16"},
