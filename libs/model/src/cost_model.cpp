@@ -185,6 +185,33 @@ double hop_steps(const plan::Plan& plan, const StepTime& s) {
   return last / step + 1;
 }
 
+// The points of the low halo layers of a node's block, one per dimension: sum_d prod_{e != d}
+// of the block's extents (m_e w_e along the mesh dimensions, at most the space's extent; the
+// whole extent along the mapping dimension). Every layer counted: an upper bound of a rank's
+// layers outside the space.
+double outer_halo_points(const plan::Plan& plan) {
+  const int n = plan.space().dims();
+  std::vector<double> block;
+  std::size_t f = 0;
+  for (int d = 0; d < n; ++d) {
+    const auto extent = static_cast<double>(plan.space().extent(d));
+    if (d == plan.map_dim()) {
+      block.push_back(extent);
+      continue;
+    }
+    const auto w = static_cast<double>(plan.tiling().tile_extents()[static_cast<std::size_t>(d)]);
+    block.push_back(std::min(extent, static_cast<double>(plan.cpu_grid()[f]) * w));
+    ++f;
+  }
+  double points = 0;
+  for (int d = 0; d < n; ++d) {
+    double layer = 1;
+    for (int e = 0; e < n; ++e) layer *= e == d ? 1 : block[static_cast<std::size_t>(e)];
+    points += layer;
+  }
+  return points;
+}
+
 }  // namespace
 
 std::string scheme_name(plan::ScheduleKind schedule, plan::GroupingKind grouping,
@@ -348,6 +375,14 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
     if (bytes > 0) {
       const std::int64_t share = bytes / plan.nodes() + (bytes % plan.nodes() != 0 ? 1 : 0);
       p.between += machine.t_start + machine.link.time_for(share);
+    }
+    // Mirrored roles share the rank's slab (ADR 0026): a sweep that plays another role first
+    // writes the boundary values into the slab's halo below the space (exec's fill_outer_halo),
+    // a layer per dimension of the node's block, at the CPU's copy bandwidth (ADR 0034).
+    if (wl.mirrored && machine.cpu_copy_bytes_per_s > 0) {
+      const double element =
+          static_cast<double>(wl.element_bytes > 0 ? wl.element_bytes : cc.element_bytes);
+      p.between += Seconds{outer_halo_points(plan) * element / machine.cpu_copy_bytes_per_s};
     }
   }
   p.total = p.sweep * static_cast<double>(wl.sweeps - wl.copy_sweeps) +

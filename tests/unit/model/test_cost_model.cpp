@@ -393,6 +393,23 @@ TEST(CostModelWorkload, mirrored_sweeps_charge_the_points_the_mirrored_rows_miss
   ASSERT_TRUE(r) << r.error().message;
   const double whole = 2 * 75.2 * us + 49.2 * us + 2560.0 / 84.12e6;
   EXPECT_NEAR(r->between.count(), whole, 1e-12 * whole);
+
+  // With a CPU copy bandwidth, a mirrored sweep refills the shared slab's outer halo (ADR
+  // 0034): the node's block of the even plan is 2 x 4 x 32, its layers 4 x 32 + 2 x 32 + 2 x 4
+  // = 200 points of 80 bytes at 1 GB/s; not mirrored, nothing.
+  Machine copying = m;
+  copying.cpu_copy_bytes_per_s = 1e9;
+  o.workload.element_bytes = 80;
+  o.workload.mirrored = true;
+  auto h = predict(even, copying, o);
+  ASSERT_TRUE(h) << h.error().message;
+  const double refill = 2 * 75.2 * us + 200.0 * 80 / 1e9;
+  EXPECT_NEAR(h->between.count(), refill, 1e-12 * refill);
+  o.workload.mirrored = false;
+  o.workload.between_sweep_bytes = 0;
+  auto n = predict(even, copying, o);
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_NEAR(n->between.count(), 2 * 75.2 * us, 1e-18);
 }
 
 // sor2d, T = 4 sweeps of a 6x6 grid: the planner's skewed box (t, i + t, j + t) is 4 x 9 x 9;

@@ -108,7 +108,9 @@ struct Prediction {
   /// One copy sweep: the steps at t_comp = the copy (Workload::copy_bytes_per_point), or 0.
   Seconds copy_sweep{0};
   /// Between two sweeps: two barriers of ceil(log2 nodes) rounds of t_sync each and the
-  /// kernel's exchange (t_start + f(ceil(between_sweep_bytes / nodes))); 0 on one node.
+  /// kernel's exchange (t_start + f(ceil(between_sweep_bytes / nodes))); mirrored, the refill
+  /// of the shared slab's outer halo (sum_d prod_{e != d} of the node's block x element bytes /
+  /// cpu_copy_bytes_per_s; ADR 0034); 0 on one node.
   Seconds between{0};
 };
 
