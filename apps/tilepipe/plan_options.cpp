@@ -362,6 +362,19 @@ Expected<plan::PlanRequest> PlanOptions::parse(model::ChoiceRequest* autos) cons
   return req;
 }
 
+Expected<model::Formula> parse_formula(const std::string& text) {
+  if (text == "executed") return model::Formula::executed;
+  if (text == "seeds") return model::Formula::seeds;
+  return fail(Errc::invalid_argument,
+              "--formula: unknown formula '" + text + "' (choose executed|seeds)");
+}
+
+void add_formula_option(CLI::App& app, std::string& formula) {
+  app.add_option("--formula", formula,
+                 "the cost model's closed form: executed (default; fill, drain and hand-overs "
+                 "as the executor runs them) or seeds (the papers' formulas)");
+}
+
 void ModelFlags::add_to(CLI::App& app) {
   app.add_option("--machine", machine,
                  "machine file (tilepipe calibrate, or tests/data/machines/): adds the predicted "
@@ -373,14 +386,16 @@ void ModelFlags::add_to(CLI::App& app) {
   app.add_option("--subtiles", subtiles,
                  "vertical grouping: subtiles per tile N (default: best by seed 002 formula (7))");
   add_link_option(app, link);
+  add_formula_option(app, formula);
 }
 
 Status ModelFlags::check_without_machine() const {
-  const char* flag = !transport.empty()  ? "--transport"
-                     : !link.empty()     ? "--link"
-                     : comm_thread       ? "--comm-thread"
-                     : !subtiles.empty() ? "--subtiles"
-                                         : nullptr;
+  const char* flag = !transport.empty()      ? "--transport"
+                     : !link.empty()         ? "--link"
+                     : comm_thread           ? "--comm-thread"
+                     : !subtiles.empty()     ? "--subtiles"
+                     : formula != "executed" ? "--formula"
+                                             : nullptr;
   if (flag) {
     return fail(Errc::invalid_argument,
                 std::string(flag) + " needs --machine FILE: it only affects the predicted time");
@@ -403,9 +418,12 @@ Expected<model::ModelOptions> ModelFlags::options(const std::string& kernel) con
     return fail(Errc::invalid_argument,
                 "--transport: unknown transport '" + transport + "' (choose shm|mpi)");
   }
+  auto f = parse_formula(formula);
+  if (!f) return Unexpected{f.error()};
   model::ModelOptions o;
   o.kernel = kernel;
   o.comm_thread = comm_thread;
+  o.formula = *f;
   if (!subtiles.empty()) {
     auto n = parse_int(subtiles, "--subtiles", 1);
     if (!n) return Unexpected{n.error()};

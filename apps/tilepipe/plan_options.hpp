@@ -82,12 +82,19 @@ struct PlanOptions {
 };
 
 /// The cost-model flags: --machine, --transport, --comm-thread, --subtiles.
+/// --formula's value: seeds|executed (model::Formula), or an error naming the flag.
+Expected<model::Formula> parse_formula(const std::string& text);
+
+/// Adds --formula to a CLI11 app.
+void add_formula_option(CLI::App& app, std::string& formula);
+
 struct ModelFlags {
   std::string machine;
   std::string transport;
   bool comm_thread = false;
   std::string subtiles;
   std::string link;  ///< --link: the machine file must have been measured through this link
+  std::string formula = "executed";  ///< --formula: the closed form that predicts
 
   /// Adds the flags to a CLI11 app.
   void add_to(CLI::App& app);

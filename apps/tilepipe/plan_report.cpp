@@ -147,7 +147,10 @@ void add_prediction_json(nlohmann::ordered_json& j, const model::Choice& choice,
   const auto& s = p.step;
   j["machine"] = machine.name;
   j["predicted_s"] = p.total.count();
+  j["formula"] = model::to_string(p.formula);
   j["step_s"] = s.step.count();
+  j["edge_steps"] = p.edge_steps;
+  j["hop_s"] = s.hop.count() > 0 ? nlohmann::ordered_json(s.hop.count()) : nullptr;
   if (p.sweeps > 1) {
     // Repeated sweeps (sweep3d): the whole pipeline per sweep and what runs between sweeps.
     j["sweeps"] = p.sweeps;
@@ -204,15 +207,21 @@ std::string prediction_to_text(const model::Choice& choice, const model::Machine
   }
   row("step time", fmt::format("{} = {} ({}-bound)", formula, human(s.step),
                                s.compute_bound ? "compute" : "communication"));
+  // How a sweep's steps are counted: all at full length (the seeds), or with the fill and drain
+  // at t_comp alone and each hand-over between nodes as one hop (the executed formula).
+  std::string steps = fmt::format("{} steps x {}", p.steps, human(s.step));
+  if (p.edge_steps > 0) steps += fmt::format(", {} of them at t_comp alone", p.edge_steps);
+  if (s.hop.count() > 0)
+    steps += fmt::format(", hand-overs between nodes as hops of {}", human(s.hop));
+  steps += fmt::format("; {} formula", model::to_string(p.formula));
   if (p.sweeps == 1) {
-    row("predicted time",
-        fmt::format("{} ({} steps x {})", human(p.total), p.steps, human(s.step)));
+    row("predicted time", fmt::format("{} ({})", human(p.total), steps));
   } else {
-    row("sweep", fmt::format("{} ({} steps x {}), {} of them{}", human(p.sweep), p.steps,
-                             human(s.step), p.sweeps - p.copy_sweeps,
-                             p.copy_sweeps > 0 ? fmt::format("; {} copying: {} each", p.copy_sweeps,
-                                                             human(p.copy_sweep))
-                                               : std::string()));
+    row("sweep",
+        fmt::format("{} ({}), {} of them{}", human(p.sweep), steps, p.sweeps - p.copy_sweeps,
+                    p.copy_sweeps > 0
+                        ? fmt::format("; {} copying: {} each", p.copy_sweeps, human(p.copy_sweep))
+                        : std::string()));
     row("predicted time",
         fmt::format("{} ({} sweeps, {} between two)", human(p.total), p.sweeps, human(p.between)));
   }

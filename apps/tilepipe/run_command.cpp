@@ -46,8 +46,9 @@ struct RunFlags {
   std::string machine;        ///< --machine FILE
   std::string machine_label;  ///< the machine file's label and path, with choice
   bool comm_thread = false;
-  bool rendezvous_faces = false;  ///< keep the transport's default protocols for faces
-  comm::Link parsed_link;         ///< the emulated link in force
+  std::string formula = "executed";  ///< --formula
+  bool rendezvous_faces = false;     ///< keep the transport's default protocols for faces
+  comm::Link parsed_link;            ///< the emulated link in force
   exec::FaceMode faces = exec::FaceMode::automatic;  ///< --faces
   std::string params_text;  ///< the kernel's parameters (none declared: empty)
 };
@@ -126,6 +127,7 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
       j["chosen_by"] = choice->chosen_by_model ? "model" : "user";
       j["machine"] = f.machine_label;
       j["predicted_s"] = choice->prediction.total.count();
+      j["formula"] = model::to_string(choice->prediction.formula);
       j["reason"] = choice->reason;
     }
     auto ranks = nlohmann::ordered_json::array();
@@ -202,8 +204,9 @@ int report(const RunFlags& f, const runtime::RunReport& total, OutputFile* trace
     if (!f.input.empty()) fmt::print("  array read from    {}\n", f.input);
     if (!f.output.empty()) fmt::print("  array written to   {}\n", f.output);
     if (choice) {
-      fmt::print("  predicted time     {:.6f} s (machine {})\n", choice->prediction.total.count(),
-                 f.machine_label);
+      fmt::print("  predicted time     {:.6f} s (machine {}, {} formula)\n",
+                 choice->prediction.total.count(), f.machine_label,
+                 model::to_string(choice->prediction.formula));
       fmt::print("  chosen by          {}: {}\n", choice->chosen_by_model ? "model" : "user",
                  choice->reason);
     }
@@ -319,6 +322,7 @@ int run_run(int argc, char** argv) {
   app.add_option("--machine", f.machine,
                  "machine file (tilepipe calibrate): --tile/--schedule/--grouping auto choose by "
                  "the cost model; default: the file tilepipe calibrate writes, if present");
+  add_formula_option(app, f.formula);
   if (const int rc = f.plan.add_plugin_help(app, argc, argv); rc >= 0) return rc;
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
   if (auto st = f.plan.load_plugins(); !st) return report_error(st.error());
@@ -339,6 +343,8 @@ int run_run(int argc, char** argv) {
   auto face_mode = exec::parse_face_mode(faces, "--faces");
   if (!face_mode) return report_error(face_mode.error());
   f.faces = *face_mode;
+  auto formula = parse_formula(f.formula);
+  if (!formula) return report_error(formula.error());
 
   if (f.plan.kernel.empty()) {
     return report_error(Error(Errc::invalid_argument,
@@ -409,6 +415,7 @@ int run_run(int argc, char** argv) {
   if (!workload) return report_error(workload.error());
   o.workload = *workload;
   o.machine = *machine;
+  o.formula = *formula;
   o.kernel_name = f.plan.kernel;
   OutputFile* trace = trace_file ? &*trace_file : nullptr;
   // Every kernel through its entry's run, a built-in one's as a plugin's (ADR 0025).

@@ -418,12 +418,10 @@ int run_sweep(int argc, char** argv) {
   auto workload = problem.workload();  // sweeps and faces of sor and sweep3d
   if (!workload) return report_error(workload.error());
   mopt.workload = *workload;
-  mopt.edge_steps = true;  // measured runs have a fill and a drain (docs/model.md)
-  // The overlap pipeline's hand-over from node to node as the executor runs it, one hop, not the
-  // schedule's two steps (docs/model.md, "The hop"); a short run has few steps, and the extra
-  // step per hand-over is a tenth of them. Kernels of several sweeps too (sweep3d's octants:
-  // each sweep is a pipeline with its own hand-overs; ADR 0034).
-  mopt.pipeline_hops = true;
+  // The formula that follows the executor: fill and drain, and one hop per hand-over between
+  // nodes (docs/model.md, "Two formulas"; kernels of several sweeps too, ADR 0034): a short run
+  // has few steps, and the extra step per hand-over is a tenth of them.
+  mopt.formula = model::Formula::executed;
   for (auto& pt : points) {
     plan::PlanRequest r = *base;
     r.tile_height = pt.height;

@@ -40,7 +40,8 @@ SEED002 = {
 def plan(exe, machine, space, nodes, cpus, mesh, schedule, grouping, tile):
     args = [exe, "plan", "--kernel", "wave3d", "--size", "x".join(map(str, space)),
             "--nodes", str(nodes), "--cpus", str(cpus), "--schedule", schedule,
-            "--grouping", grouping, "--tile", str(tile), "--machine", machine, "--json"]
+            "--grouping", grouping, "--tile", str(tile), "--machine", machine, "--formula", "seeds",
+            "--json"]
     if mesh:
         args += ["--mesh", mesh]
     done = subprocess.run(args, capture_output=True, text=True)

@@ -3,8 +3,8 @@
 (ranks x CPUs, tile height, schedule, grouping) runs `tilepipe run` REPEAT times (configurations
 interleaved, so that every one sees the same minutes of a drifting machine) and `tilepipe
 simulate` once (it is deterministic) with the calibrated machine file; the table gives the
-measured median and min-max, the simulated and the predicted (closed formula) time and their
-errors against the median.
+measured median and min-max, the simulated time and the two closed formulas' (the seeds' and the
+executed one, docs/model.md "Two formulas") and their errors against the median.
 
 usage: compare_sim.py TILEPIPE OUT_DIR [--size 16x16x262144] [--heights 2048,8192]
                       [--configs 1x1,2x1,1x2] [--schemes overlap+hyperplane,blocking+hyperplane]
@@ -41,6 +41,9 @@ def main():
     p.add_argument("--schemes", default="overlap+hyperplane,blocking+hyperplane")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--machine", default="")
+    p.add_argument("--link", default="", help="calibrate and run through this emulated link")
+    p.add_argument("--cores", type=int, default=os.cpu_count(),
+                   help="cores the ranks share; configurations with more threads run --sync block")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     tp = a.tilepipe
@@ -56,11 +59,43 @@ def main():
         machine = os.path.join(a.out, "machine.json")
         cal = [tp, "calibrate", "--kernel", kernel, "--size", a.size, "--nodes", "2", "--cpus",
                "1", "--tile-heights", a.heights, "-o", machine, "--quiet"]
+        if a.link:
+            cal += ["--link", a.link]
         context.append("calibrate: " + " ".join(cal))
         run(cal)
+    # More threads than cores: the ranks block (--sync block) and share the cores. The simulator
+    # has no notion of ranks sharing a core; its machine then charges the block mode's
+    # notification as t_sync and every tile threads / cores times its time (each rank's share of
+    # the cores while all compute; the fill and drain, when fewer compute, are charged the same).
+    with open(machine) as f:
+        calibrated = json.load(f)
+    shared_machines = {}
+
+    def machine_for(threads, nodes):
+        if threads <= a.cores:
+            return machine
+        if (threads, nodes) not in shared_machines:
+            m = json.loads(json.dumps(calibrated))
+            c = m["comm"]
+            c["t_sync_us"] = m["notes"]["notify_us"]["block"]
+            if a.link:  # as calibrate --link stores it: what the transport adds to the flight
+                c["t_sync_us"] = max(0.0, c["t_sync_us"] - (c["latency_us"] + 8e6 /
+                                                            c["bandwidth_bytes_per_s"]))
+            net = m.setdefault("network", {})
+            net["nodes"] = [{"node": n, "compute_scale": threads / a.cores} for n in range(nodes)]
+            path = os.path.join(a.out, f"machine-shared-{nodes}x{threads // nodes}.json")
+            with open(path, "w") as f:
+                json.dump(m, f, indent=1)
+            shared_machines[(threads, nodes)] = path
+            context.append(f"{threads} threads on {a.cores} cores: {path} (t_sync = block "
+                           f"notify, compute_scale {threads / a.cores:g})")
+        return shared_machines[(threads, nodes)]
+
     configs = []
     for c in a.configs.split(","):
         nodes, cpus = c.split("x")
+        threads = int(nodes) * int(cpus)
+        sync = ["--sync", "block"] if threads > a.cores else []
         for h in a.heights.split(","):
             for scheme in a.schemes.split(","):
                 schedule, grouping = scheme.split("+")
@@ -68,44 +103,54 @@ def main():
                     continue
                 flags = ["--kernel", kernel, "--size", a.size, "--nodes", nodes, "--cpus", cpus,
                          "--tile", h, "--schedule", schedule, "--grouping", grouping]
-                configs.append((f"{nodes} rank x {cpus} CPU, h={h}, {schedule} + {grouping}",
-                                flags))
+                if a.link:
+                    flags += ["--link", a.link]
+                name = (f"{nodes} rank x {cpus} CPU, h={h}, {schedule} + {grouping}"
+                        + (", block" if sync else ""))
+                configs.append((name, flags, sync, machine_for(threads, int(nodes))))
     sims = {}
-    for name, flags in configs:
-        cmd = [tp, "simulate"] + flags + ["--machine", machine, "--json"]
+    for name, flags, _, mfile in configs:
+        # The simulation and both closed forms: the seeds' (every step at full length) and the
+        # executed one (fill, drain and hops; `tilepipe plan`'s default since 2026-11-27).
+        cmd = [tp, "simulate"] + flags + ["--machine", mfile, "--formula", "seeds", "--json"]
         context.append("simulate: " + " ".join(cmd))
         j = json.loads(run(cmd))
+        executed = json.loads(run(cmd[:-3] + ["--formula", "executed", "--json"]))
         sims[name] = {"simulated_s": j["simulated_s"], "predicted_s": j["predicted_s"],
-                      "steps": j["steps"]}
-    measured = {name: [] for name, _ in configs}
+                      "predicted_executed_s": executed["predicted_s"], "steps": j["steps"]}
+    measured = {name: [] for name, _, _, _ in configs}
     for rep in range(a.repeat):
         order = configs if rep % 2 == 0 else list(reversed(configs))
-        for name, flags in order:
-            cmd = [tp, "run"] + flags + ["--json"]
+        for name, flags, sync, _ in order:
+            cmd = [tp, "run"] + flags + sync + ["--json"]
             if rep == 0:
                 context.append("run: " + " ".join(cmd))
             measured[name].append(json.loads(run(cmd))["seconds"])
     context.append(f"load after: {load()}")
     rows = []
-    for name, _ in configs:
+    for name, _, _, _ in configs:
         m = measured[name]
         med = statistics.median(m)
         s = sims[name]
         rows.append({"config": name, "measured_s": m, "median_s": med,
                      "simulated_s": s["simulated_s"], "predicted_s": s["predicted_s"],
+                     "predicted_executed_s": s["predicted_executed_s"],
                      "steps": s["steps"],
                      "sim_error": s["simulated_s"] / med - 1,
-                     "model_error": s["predicted_s"] / med - 1})
+                     "model_error": s["predicted_s"] / med - 1,
+                     "executed_error": s["predicted_executed_s"] / med - 1})
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({"machine": machine, "size": a.size, "repeat": a.repeat, "rows": rows}, f,
                   indent=1)
     lines = ["| configuration | steps | measured median s (min-max) | simulated s | error | "
-             "predicted s | error |", "|---|---:|---|---:|---:|---:|---:|"]
+             "seeds' formula s | error | executed formula s | error |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['config']} | {r['steps']} | {r['median_s']:.4f} "
                      f"({min(r['measured_s']):.4f}-{max(r['measured_s']):.4f}) | "
                      f"{r['simulated_s']:.4f} | {100 * r['sim_error']:+.1f}% | "
-                     f"{r['predicted_s']:.4f} | {100 * r['model_error']:+.1f}% |")
+                     f"{r['predicted_s']:.4f} | {100 * r['model_error']:+.1f}% | "
+                     f"{r['predicted_executed_s']:.4f} | {100 * r['executed_error']:+.1f}% |")
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(a.out, "context.txt"), "w") as f:

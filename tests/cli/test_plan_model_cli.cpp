@@ -58,7 +58,8 @@ const std::vector<std::string> seed000_args = {"--kernel", "wave3d", "--size", "
                                                "--nodes",  "9",      "--cpus", "1"};
 
 TEST(PlanModelCli, machine_adds_the_prediction_and_keeps_the_plan_fields) {
-  auto r = plan(with(seed000_args, {"--tile", "1024", "--machine", seed000, "--json"}));
+  auto r = plan(
+      with(seed000_args, {"--tile", "1024", "--machine", seed000, "--formula", "seeds", "--json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const auto j = nlohmann::json::parse(r.out);
@@ -71,10 +72,49 @@ TEST(PlanModelCli, machine_adds_the_prediction_and_keeps_the_plan_fields) {
   EXPECT_EQ(j["machine"], "seed000-sci-cluster");
   EXPECT_EQ(j["step_time"]["face_bytes"], 2 * 4 * 1024 * 4);
   EXPECT_EQ(j["step_time"]["bound"], "compute");
+  EXPECT_EQ(j["formula"], "seeds");
+  EXPECT_EQ(j["edge_steps"], 0);
+  EXPECT_TRUE(j["hop_s"].is_null());
+}
+
+TEST(PlanModelCli, the_default_formula_follows_the_executor) {
+  const auto seeds = plan(
+      with(seed000_args, {"--tile", "1024", "--machine", seed000, "--formula", "seeds", "--json"}));
+  const auto executed =
+      plan(with(seed000_args, {"--tile", "1024", "--machine", seed000, "--json"}));
+  ASSERT_EQ(seeds.exit_code, 0) << seeds.err;
+  ASSERT_EQ(executed.exit_code, 0) << executed.err;
+  const auto s = nlohmann::json::parse(seeds.out);
+  const auto e = nlohmann::json::parse(executed.out);
+  EXPECT_EQ(e["formula"], "executed");
+  // A hand-over between nodes is one hop: t_start + t_comm + t_comp (t_comm holds the bytes'
+  // occupancy, the latency is the hop's); with hops the ends are the hops' (no edge steps).
+  EXPECT_EQ(e["edge_steps"], 0);
+  const auto& st = e["step_time"];
+  const double t_comp = st["t_comp_s"].get<double>();
+  const double step = e["step_s"].get<double>();
+  ASSERT_FALSE(e["hop_s"].is_null());
+  const double hop = e["hop_s"].get<double>();
+  EXPECT_NEAR(hop, st["t_start_s"].get<double>() + st["t_comm_s"].get<double>() + t_comp, 1e-15);
+  // The same step. On the 3 x 3 mesh the corner tile (2, 2, 511) is 511 steps along the
+  // mapping dimension and 2 + 2 hand-overs between nodes after the first tile, then computes
+  // (or its predecessor ends its step, step - hop after the corner's start).
+  EXPECT_NEAR(step, s["step_s"].get<double>(), 1e-15);
+  EXPECT_NEAR(e["predicted_s"].get<double>(), 511 * step + 4 * hop + std::max(t_comp, step - hop),
+              1e-12);
+  EXPECT_LT(e["predicted_s"].get<double>(), s["predicted_s"].get<double>());
+  // The tables say which formula.
+  const auto text = plan(with(seed000_args, {"--tile", "1024", "--machine", seed000}));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("(520 steps x 773.2 us, hand-overs between nodes as hops of"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("; executed formula)"), std::string::npos) << text.out;
 }
 
 TEST(PlanModelCli, seed_000_auto_tile_matches_golden_json) {
-  auto r = plan(with(seed000_args, {"--tile", "auto", "--machine", seed000, "--json"}));
+  auto r = plan(
+      with(seed000_args, {"--tile", "auto", "--machine", seed000, "--formula", "seeds", "--json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["chosen_by"], "model");
@@ -84,9 +124,9 @@ TEST(PlanModelCli, seed_000_auto_tile_matches_golden_json) {
 }
 
 TEST(PlanModelCli, seed_002_everything_auto_matches_golden_json) {
-  auto r =
-      plan({"--kernel", "wave3d", "--size", "16x16x65536", "--nodes", "8", "--cpus", "2", "--tile",
-            "auto", "--schedule", "auto", "--grouping", "auto", "--machine", seed002, "--json"});
+  auto r = plan({"--kernel", "wave3d", "--size", "16x16x65536", "--nodes", "8", "--cpus", "2",
+                 "--tile", "auto", "--schedule", "auto", "--grouping", "auto", "--machine", seed002,
+                 "--formula", "seeds", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schedule"], "overlap");
@@ -99,14 +139,15 @@ TEST(PlanModelCli, seed_002_everything_auto_matches_golden_json) {
 }
 
 TEST(PlanModelCli, table_shows_the_step_formula_and_the_prediction) {
-  auto r = plan(with(seed000_args, {"--tile", "1024", "--machine", seed000}));
+  auto r = plan(with(seed000_args, {"--tile", "1024", "--machine", seed000, "--formula", "seeds"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("time steps         520"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("step time          t_start + max(t_comp, t_comm) + t_sync = 773.2 us "
                        "(compute-bound)"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("predicted time     402.1 ms (520 steps x 773.2 us)"), std::string::npos)
+  EXPECT_NE(r.out.find("predicted time     402.1 ms (520 steps x 773.2 us; seeds formula)"),
+            std::string::npos)
       << r.out;
 }
 
@@ -172,6 +213,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "machine's parameters (write a machine file with `tilepipe calibrate`)"},
         BadInput{with(seed000_args, {"--tile", "64", "--comm-thread"}),
                  "--comm-thread needs --machine FILE: it only affects the predicted time"},
+        BadInput{with(seed000_args, {"--tile", "64", "--formula", "seeds"}),
+                 "--formula needs --machine FILE: it only affects the predicted time"},
+        BadInput{with(seed000_args, {"--tile", "64", "--machine", seed000, "--formula", "papers"}),
+                 "--formula: unknown formula 'papers' (choose executed|seeds)"},
         BadInput{with(seed000_args, {"--tile", "auto", "--machine", "/nonexistent/m.json"}),
                  "cannot open machine file '/nonexistent/m.json': No such file or directory"},
         BadInput{with(seed000_args, {"--tile", "auto", "--machine", tmp}),

@@ -107,16 +107,29 @@ TEST(SweepCli, cyclic_runs_and_predicts_every_point_with_the_factor) {
     const std::string h = std::to_string(o["tile_height"].get<std::int64_t>());
     // The sweep maps every point along the dimension of its base plan (2 here); at height 256 the
     // two dimensions tie at one tile and plan alone would map the other (ADR 0032).
-    auto p = tilepipe({"plan", "--kernel", "wave2d", "--size", "32x256", "--nodes", "2", "--tile",
-                       h, "--map-dim", "2", "--cyclic", "2", "--machine", machine, "--json"});
+    const std::vector<std::string> plan_args = {
+        "plan", "--kernel",  "wave2d", "--size",   "32x256", "--nodes",   "2",     "--tile",
+        h,      "--map-dim", "2",      "--cyclic", "2",      "--machine", machine, "--json"};
+    auto p = tilepipe(plan_args);
     ASSERT_EQ(p.exit_code, 0) << p.err;
     const auto j = nlohmann::json::parse(p.out);
     EXPECT_EQ(j["cyclic"], nlohmann::json::array({2})) << h;
     EXPECT_EQ(o["steps"], j["steps"]) << h;
-    // The sweep predicts with fill and drain (docs/model.md): the first and last of the overlap
-    // schedule's steps cost t_comp alone.
-    const double edges = 2 * (j["step_s"].get<double>() - j["step_time"]["t_comp_s"].get<double>());
-    EXPECT_NEAR(o["predicted_s"].get<double>(), j["predicted_s"].get<double>() - edges, 1e-12) << h;
+    // The sweep predicts with plan's default formula, the executed one (docs/model.md).
+    EXPECT_NEAR(o["predicted_s"].get<double>(), j["predicted_s"].get<double>(), 1e-12) << h;
+    // Which is the seeds' formula with the pipeline's end as the executor runs it: the corner
+    // tile's start plus max(t_comp, step - hop) instead of a whole step (a cyclic plan's
+    // hand-overs are hops in both).
+    auto seeds_args = plan_args;
+    seeds_args.insert(seeds_args.end() - 1, {"--formula", "seeds"});
+    auto ps = tilepipe(seeds_args);
+    ASSERT_EQ(ps.exit_code, 0) << ps.err;
+    const auto js = nlohmann::json::parse(ps.out);
+    const double step = js["step_s"].get<double>();
+    const double edges = step - std::max(js["step_time"]["t_comp_s"].get<double>(),
+                                         step - js["hop_s"].get<double>());
+    EXPECT_NEAR(o["predicted_s"].get<double>(), js["predicted_s"].get<double>() - edges, 1e-12)
+        << h;
   }
   std::filesystem::remove(machine);
 }

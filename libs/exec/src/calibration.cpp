@@ -119,16 +119,4 @@ Expected<CommProbeResult> probe_comm(comm::World& world, const CommProbeOptions&
   return result;
 }
 
-double measure_thread_sync_s(int threads) {
-  TP_EXPECTS(threads >= 2);
-  constexpr Index rounds = 200;
-  std::vector<double> batches;
-  for (int b = 0; b < 7; ++b) {
-    const auto a = Clock::now();
-    run_steps(threads, rounds, [](int, Index) {});
-    batches.push_back(since(a) / static_cast<double>(rounds));
-  }
-  return model::median(batches);
-}
-
 }  // namespace tp::exec

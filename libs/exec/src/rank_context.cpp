@@ -23,13 +23,13 @@ Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dim
   return {};
 }
 
-int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index max_n,
-                    double alpha_s) {
+int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index max_n, double alpha_s,
+                    TeamWait wait) {
   if (plan.schedule().grouping().kind() != plan::GroupingKind::vertical) return 1;
   Index n = requested;
   if (n <= 0) {
     const int threads = static_cast<int>(plan.cpus());
-    const double t_sync_in = threads > 1 ? measure_barrier_s(threads) : 0.0;
+    const double t_sync_in = threads > 1 ? measure_barrier_s(threads, wait) : 0.0;
     n = model::best_subtiles(model::Seconds(alpha_s), model::Seconds(t_sync_in), depth,
                              std::max<Index>(max_n, 1));
   }

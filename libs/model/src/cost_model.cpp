@@ -220,6 +220,20 @@ std::string scheme_name(plan::ScheduleKind schedule, plan::GroupingKind grouping
          (comm_thread ? " + comm thread" : "");
 }
 
+std::string_view to_string(Formula formula) {
+  return formula == Formula::executed ? "executed" : "seeds";
+}
+
+bool counts_edge_steps(const ModelOptions& options) {
+  return options.edge_steps || options.formula == Formula::executed;
+}
+
+bool counts_hops(const ModelOptions& options) {
+  // Kernels of several sweeps too: each of sweep3d's sweeps is a pipeline with its own
+  // hand-overs (ADR 0034; the costs the schedule's extra step used to hide are modelled).
+  return options.pipeline_hops || options.formula == Formula::executed;
+}
+
 Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
                              const ModelOptions& options) {
   if (!plan.tiling().is_rectangular()) {
@@ -231,6 +245,7 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
   p.schedule = plan.schedule().kind();
   p.grouping = plan.schedule().grouping().kind();
   p.comm_thread = options.comm_thread;
+  p.formula = options.formula;
   p.steps = plan.steps();
   const bool vertical = p.grouping == plan::GroupingKind::vertical;
   const bool overlap = p.schedule == plan::ScheduleKind::overlap;
@@ -322,9 +337,8 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
   // The overlap pipeline hands a face from node to node in one hop: the sender starts it, it
   // flies, the receiver computes its tile (docs/model.md, "The hop"). Along the pipeline only the
   // link's occupancy repeats every step: the latency is paid once per hop, not every step.
-  const bool hops = overlap && !options.comm_thread &&
-                    (options.pipeline_hops || plan.is_cyclic()) && s.messages > 0 &&
-                    plan.tile_space().is_box();
+  const bool hops = overlap && !options.comm_thread && (counts_hops(options) || plan.is_cyclic()) &&
+                    s.messages > 0 && plan.tile_space().is_box();
   Seconds hop_latency{0};
   if (hops) {
     hop_latency = machine.link.latency *
@@ -336,14 +350,23 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
   // One sweep: every step at full length, or (edge_steps) fill and drain at t_comp alone:
   // overlap sends in step s the faces computed in step s - 1, so step 0 sends nothing; in both
   // schedules the last step's tile has no consumer. Those steps compute only.
-  if (options.edge_steps && s.messages > 0) {
+  // With hops the fill and drain are the pipeline's ends as the executor runs them: a node sends
+  // the face of the tile it has just computed within the same step, so its first step is a full
+  // one, and the run ends when the corner tile is computed or when the node that handed it over
+  // has sent and synchronized, whichever is later: the corner tile's start + max(t_comp,
+  // step - hop) (docs/model.md, "Two formulas"; the simulator runs exactly this).
+  const bool hop_ends = hops && counts_edge_steps(options) && s.messages > 0;
+  if (counts_edge_steps(options) && s.messages > 0 && !hops) {
     p.edge_steps = std::min<std::int64_t>(p.steps, overlap ? 2 : 1);
   }
   const auto sweep_time = [&](StepTime& st, Seconds compute_only) {
     double steps = static_cast<double>(p.steps);
     if (hops) {
       st.hop = st.t_start + st.t_comm + hop_latency + st.t_comp;
-      if (st.step.count() > 0) steps = hop_steps(plan, st);
+      if (st.step.count() > 0) {
+        steps = hop_steps(plan, st);
+        if (hop_ends) return st.step * (steps - 1) + std::max(compute_only, st.step - st.hop);
+      }
     }
     return st.step * (steps - static_cast<double>(p.edge_steps)) +
            compute_only * static_cast<double>(p.edge_steps);

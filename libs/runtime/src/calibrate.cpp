@@ -1,6 +1,7 @@
 // Calibration: compute probes on concurrent ranks, communication probes between two ranks per
 // sync mode, the thread barrier, then the fit into a tp::model::Machine.
 #include <tilepipe/exec/calibration.hpp>
+#include <tilepipe/exec/probes.hpp>
 #include <tilepipe/model/cost_model.hpp>
 #include <tilepipe/model/fit.hpp>
 #include <tilepipe/model/machine_file.hpp>
@@ -412,7 +413,7 @@ Expected<RawCalibration> measure_forked(const CalibrateSpec& spec) {
     raw.notify_s[static_cast<std::size_t>(modes[m])] = v.back();
   }
   show(spec, 0, n_shapes + 3, total, "node synchronization (t_sync_in)");
-  raw.t_sync_in_s = exec::measure_thread_sync_s(2);
+  raw.t_sync_in_s = exec::measure_barrier_s(2, exec::TeamWait{spec.sync});
   show(spec, 0, total, total, "done");
   return raw;
 }
@@ -463,7 +464,7 @@ Expected<std::optional<RawCalibration>> measure_mpi(const CalibrateSpec& spec) {
   TP_TRY(take_comm(spec, v, raw));
   raw.notify_s[static_cast<std::size_t>(spec.sync)] = v.back();
   show(spec, 0, n_shapes + 1, total, "node synchronization (t_sync_in)");
-  raw.t_sync_in_s = exec::measure_thread_sync_s(2);
+  raw.t_sync_in_s = exec::measure_barrier_s(2, exec::TeamWait{spec.sync});
   show(spec, 0, total, total, "done");
   return std::optional<RawCalibration>{std::move(raw)};
 }

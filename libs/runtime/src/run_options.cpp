@@ -74,6 +74,7 @@ Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMat
     creq.options.kernel = o.kernel_name;
     creq.options.comm_thread = o.comm_thread;
     creq.options.subtiles = o.subtiles;
+    creq.options.formula = o.formula;
     creq.options.workload = o.workload;
     creq.options.workload.sweeps = o.sweeps;
     auto choice = model::choose(creq, *o.machine);

@@ -70,11 +70,28 @@ TEST(SorCli, plan_prints_the_transformation_and_tile_dependences) {
 // 4 x 3 x 9 on 3 nodes along i, one tile each, so the last node starts 2 x 2 steps after the
 // first: 5 steps. Faces across i carry the low halo: (4 + 1) x (9 + 1) doubles.
 TEST(SorCli, plan_predicts_the_skewed_space) {
-  auto r =
-      tilepipe({"plan", "--kernel", "sor2d", "--size", "6x6", "--param", "iterations=4", "--nodes",
-                "3", "--mesh", "1x3", "--map-dim", "3", "--tile", "4x3x9", "--machine",
-                std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json",
-                "--json"});
+  const std::vector<std::string> args = {
+      "plan",
+      "--kernel",
+      "sor2d",
+      "--size",
+      "6x6",
+      "--param",
+      "iterations=4",
+      "--nodes",
+      "3",
+      "--mesh",
+      "1x3",
+      "--map-dim",
+      "3",
+      "--tile",
+      "4x3x9",
+      "--machine",
+      std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json",
+      "--json"};
+  auto seeds_args = args;
+  seeds_args.insert(seeds_args.end(), {"--formula", "seeds"});
+  auto r = tilepipe(seeds_args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["size"], nlohmann::json::parse("[4, 9, 9]"));
@@ -84,6 +101,17 @@ TEST(SorCli, plan_predicts_the_skewed_space) {
   const double alpha = 4 * 3 * 9 * 39.6e-9;
   const double step = 49.2e-6 + std::max(alpha, 400 / 84.12e6) + 75.2e-6;
   EXPECT_NEAR(j["predicted_s"].get<double>(), 5 * step, 1e-12);
+  // The executed formula: the one tile of the first node hands over to the second and the
+  // third in a hop each (t_start + latency + bytes / bandwidth + t_comp); the run ends when the
+  // third has computed its tile or the second has sent its face and synchronized (its step
+  // began a hop before the third's tile), whichever is later.
+  auto e = tilepipe(args);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const auto je = nlohmann::json::parse(e.out);
+  const double hop = 49.2e-6 + 400 / 84.12e6 + alpha;
+  EXPECT_EQ(je["edge_steps"], 0);
+  EXPECT_NEAR(je["hop_s"].get<double>(), hop, 1e-12);
+  EXPECT_NEAR(je["predicted_s"].get<double>(), 2 * hop + std::max(alpha, step - hop), 1e-12);
 }
 
 TEST(SorCli, bad_input_is_one_line_and_exit_2) {

@@ -130,10 +130,10 @@ constexpr double seed000_between = 2 * 75.2 * us;
 TEST(Sweep3dCli, plan_predicts_8t_plus_1_pipelined_sweeps) {
   const std::string seed000 =
       std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json";
-  const std::vector<std::string> args{"plan",    "--kernel",     "sweep3d", "--size",    "4x4x32",
-                                      "--param", "iterations=2", "--param", "paired=0",  "--nodes",
-                                      "2",       "--tile",       "8",       "--machine", seed000,
-                                      "--param", "mirror_from=1"};
+  const std::vector<std::string> args{
+      "plan",    "--kernel", "sweep3d",       "--size",    "4x4x32", "--param", "iterations=2",
+      "--param", "paired=0", "--nodes",       "2",         "--tile", "8",       "--machine",
+      seed000,   "--param",  "mirror_from=1", "--formula", "seeds"};
   auto r = tilepipe(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("predicted time"), std::string::npos) << r.out;
@@ -152,6 +152,27 @@ TEST(Sweep3dCli, plan_predicts_8t_plus_1_pipelined_sweeps) {
   EXPECT_NEAR(j["between_sweeps_s"].get<double>(), seed000_between, 1e-12);
   EXPECT_NEAR(j["predicted_s"].get<double>(),
               16 * seed000_sweep + seed000_copy + 16 * seed000_between, 1e-12);
+  // The default formula follows the executor: each sweep is a pipeline whose hand-over between
+  // the two nodes is one hop, not the schedule's two steps (ADR 0034), so a sweep and the copying
+  // sweep take less than the seeds' 6 full steps; the exchange between sweeps is the seeds'.
+  with_json.erase(with_json.end() - 3, with_json.end() - 1);  // --formula seeds
+  r = tilepipe(with_json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto e = nlohmann::json::parse(r.out);
+  EXPECT_EQ(e["formula"], "executed");
+  EXPECT_EQ(e["edge_steps"], 0);  // with hops the pipeline's ends are the hops'
+  ASSERT_TRUE(e["hop_s"].is_number()) << r.out;
+  const double t_comp = e["step_time"]["t_comp_s"].get<double>();
+  EXPECT_NEAR(t_comp, 2 * 4 * 8 * 39.6e-9, 1e-15);  // a tile of 2 x 4 x 8 cells
+  EXPECT_GT(e["hop_s"].get<double>(), t_comp);
+  const double executed_sweep = e["sweep_s"].get<double>();
+  const double executed_copy = e["copy_sweep_s"].get<double>();
+  EXPECT_LT(executed_sweep, seed000_sweep);
+  EXPECT_GT(executed_sweep, 4 * t_comp);
+  EXPECT_LT(executed_copy, seed000_copy);
+  EXPECT_NEAR(e["between_sweeps_s"].get<double>(), seed000_between, 1e-12);
+  EXPECT_NEAR(e["predicted_s"].get<double>(),
+              16 * executed_sweep + executed_copy + 16 * seed000_between, 1e-12);
 }
 
 // Paired (the default): 4 T + 1 sweeps over 4x4x64, 8 tiles per node along k: 10 steps per sweep
@@ -165,7 +186,7 @@ TEST(Sweep3dCli, plan_predicts_4t_plus_1_sweeps_of_paired_octants) {
       std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/machines/seed000-sci-cluster.json";
   auto r = tilepipe({"plan", "--kernel", "sweep3d", "--size", "4x4x32", "--param", "iterations=2",
                      "--param", "mirror_from=1", "--nodes", "2", "--tile", "8", "--machine",
-                     seed000, "--json"});
+                     seed000, "--formula", "seeds", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["size"], nlohmann::json::parse("[4, 4, 64]"));  // the executor's space
@@ -178,7 +199,8 @@ TEST(Sweep3dCli, plan_predicts_4t_plus_1_sweeps_of_paired_octants) {
               1e-12);
 }
 
-// `run` predicts the same with a machine file of this host (seed 000's parameters).
+// `run` predicts the same with a machine file of this host (seed 000's parameters) and the
+// seeds' formula.
 TEST(Sweep3dCli, run_predicts_its_sweeps) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("tp_sweep3d_machine_" + std::to_string(::getpid()) + ".json");
@@ -197,7 +219,7 @@ TEST(Sweep3dCli, run_predicts_its_sweeps) {
                        "1",           "--tile",       "8",       "--schedule", "overlap",
                        "--grouping",  "hyperplane",   "--sync",  "block",      "--machine",
                        path.string(), "--param",      paired,    "--param",    "mirror_from=1",
-                       "--json"});
+                       "--formula",   "seeds",        "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["sweeps"], 1);  // --sweeps; the kernel's own 8 T + 1 are inside one run
@@ -208,6 +230,26 @@ TEST(Sweep3dCli, run_predicts_its_sweeps) {
                 1e-12)
         << paired;
   }
+  // By default `run` predicts with the executed formula, as `tilepipe plan` does by default.
+  const std::vector<std::string> shape = {
+      "--kernel",   "sweep3d",    "--size",    "4x4x32",      "--param", "iterations=2", "--nodes",
+      "2",          "--cpus",     "1",         "--tile",      "8",       "--schedule",   "overlap",
+      "--grouping", "hyperplane", "--machine", path.string(), "--json"};
+  auto run_args = shape;
+  run_args.insert(run_args.begin(), "run");
+  run_args.insert(run_args.end(), {"--sync", "block"});
+  auto r = tilepipe(run_args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  auto plan_args = shape;
+  plan_args.insert(plan_args.begin(), "plan");
+  auto p = tilepipe(plan_args);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const auto pj = nlohmann::json::parse(p.out);
+  EXPECT_EQ(j["formula"], "executed");
+  EXPECT_EQ(pj["formula"], "executed");
+  EXPECT_NEAR(j["predicted_s"].get<double>(), pj["predicted_s"].get<double>(), 1e-12);
+  EXPECT_LT(j["predicted_s"].get<double>(), 9 * paired_sweep + 8 * paired_between);
   std::filesystem::remove(path);
 }
 

@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace tp::comm {
 namespace {
@@ -23,10 +24,17 @@ using test::check_message;
 using test::make_message;
 using test::run_ranks;
 
+/// The entries of /dev/shm that tilepipe could have made (its shared files are memfds named
+/// tilepipe-*; a named segment would carry the name too). Others' are left out: tests and MPI
+/// jobs running beside this one (ctest -j, Open MPI's vader) come and go there.
 std::set<std::string> dev_shm_entries() {
   std::set<std::string> out;
   if (DIR* d = ::opendir("/dev/shm")) {
-    while (dirent* e = ::readdir(d)) out.insert(e->d_name);
+    while (dirent* e = ::readdir(d)) {
+      if (std::string_view(e->d_name).find("tilepipe") != std::string_view::npos) {
+        out.insert(e->d_name);
+      }
+    }
     ::closedir(d);
   }
   return out;

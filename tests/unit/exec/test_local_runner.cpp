@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace tp::exec {
@@ -230,6 +233,50 @@ TEST(StepTeam, every_step_completes_before_the_next_starts) {
     });
     EXPECT_EQ(violations.load(), 0);
     for (auto& d : done) EXPECT_EQ(d.load(), threads);
+  }
+}
+
+TEST(StepTeam, every_wait_mode_orders_the_steps_and_publishes_their_writes) {
+  // Plain (non-atomic) writes of step s read by other threads in step s + 1: the barrier must
+  // order them in every mode (ThreadSanitizer checks the happens-before in its build).
+  using tp::comm::SyncMode;
+  const std::vector<TeamWait> waits = {{SyncMode::poll, std::chrono::nanoseconds(0)},
+                                       {SyncMode::block, std::chrono::nanoseconds(0)},
+                                       {SyncMode::hybrid, std::chrono::microseconds(50)},
+                                       {SyncMode::hybrid, std::chrono::nanoseconds(0)}};
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  for (const TeamWait& wait : waits) {
+    for (int threads : {1, 2, 3, 4}) {
+      // Spinning threads beyond the cores wait for a time slice at every step: seconds.
+      const bool spins = wait.sync == SyncMode::poll || wait.spin.count() > 0;
+      if (spins && threads > std::max(2, cores)) continue;
+      constexpr Index steps = 200;
+      // Two rows: step s writes row s % 2 and reads row (s - 1) % 2, which step s - 1 wrote.
+      std::vector<std::vector<Index>> cell(
+          2, std::vector<Index>(static_cast<std::size_t>(threads), -1));
+      std::atomic<int> violations{0};
+      run_steps(
+          threads, steps,
+          [&](int t, Index s) {
+            if (s > 0) {
+              for (Index v : cell[static_cast<std::size_t>((s - 1) % 2)]) {
+                if (v != s - 1) ++violations;
+              }
+            }
+            cell[static_cast<std::size_t>(s % 2)][static_cast<std::size_t>(t)] = s;
+          },
+          wait);
+      EXPECT_EQ(violations.load(), 0) << tp::comm::to_string(wait.sync) << " " << threads;
+      std::vector<std::atomic<int>> done(static_cast<std::size_t>(steps));
+      run_steps(
+          threads, steps,
+          [&](int, Index s) {
+            if (s > 0 && done[static_cast<std::size_t>(s - 1)].load() != threads) ++violations;
+            ++done[static_cast<std::size_t>(s)];
+          },
+          wait);
+      EXPECT_EQ(violations.load(), 0) << tp::comm::to_string(wait.sync) << " " << threads;
+    }
   }
 }
 

@@ -37,7 +37,7 @@ TEST(StepTeamFaults, a_thread_that_cannot_start_stops_the_team_and_names_it) {
 
 TEST(StepTeamFaults, the_rank_error_boundary_reports_a_system_error_on_its_rank) {
   tp_fault_set_thread_budget(0);
-  const Status s = detail::run_guarded(3, 2, 5, [](int, Index) {});
+  const Status s = detail::run_guarded(3, 2, 5, TeamWait{}, [](int, Index) {});
   tp_fault_set_thread_budget(-1);
   ASSERT_FALSE(s.has_value());
   EXPECT_EQ(s.error().code, Errc::system);

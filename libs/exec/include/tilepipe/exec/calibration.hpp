@@ -243,8 +243,4 @@ struct CommProbeOptions {
 /// Errors: a transport failure or a peer that died.
 Expected<CommProbeResult> probe_comm(comm::World& world, const CommProbeOptions& opts);
 
-/// Seconds one synchronization of `threads` threads of one process takes (t_sync_in of seed 002
-/// formula (6)): the median of batches of barrier rounds. threads >= 2.
-double measure_thread_sync_s(int threads);
-
 }  // namespace tp::exec

@@ -23,14 +23,14 @@ namespace detail {
 template <ResidentKernel K, class Outcome>
 Status reduce_rank_result(const K& kernel, const RankLayout<K::dims>& layout,
                           const RankSlab<typename K::value_type, K::dims>& slab, int threads,
-                          int rank, Outcome& outcome) {
+                          int rank, TeamWait wait, Outcome& outcome) {
   using R = typename K::result_type;
   std::vector<R> partial(static_cast<std::size_t>(threads));
   std::vector<const Task<K::dims>*> all;
   for (const auto& s : layout.steps) {
     for (const auto& task : s.tasks) all.push_back(&task);
   }
-  TP_TRY(run_guarded(rank, threads, 1, [&](int t, Index) {
+  TP_TRY(run_guarded(rank, threads, 1, wait, [&](int t, Index) {
     auto& p = partial[static_cast<std::size_t>(t)];
     for (auto x = static_cast<std::size_t>(t); x < all.size();
          x += static_cast<std::size_t>(threads)) {
@@ -377,7 +377,8 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   const RankLayout<D>* layout = role->layout.get();
   detail::ResidentFaces<T, D>* faces = role->faces.get();
   const RankSlab<T, D>* slab = &faces->slab();
-  const int subtiles = detail::choose_subtiles(plan, options.subtiles, *layout, [&] {
+  const TeamWait wait = TeamWait::of(world.config());
+  const int subtiles = detail::choose_subtiles(plan, options.subtiles, *layout, wait, [&] {
     return measure_tile_seconds(kernel, layout->typical_tile);
   });
   report.subtiles = subtiles;
@@ -444,12 +445,12 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
       faces->post_all();
       TP_TRY(world.barrier());
     }
-    TP_TRY(detail::run_tiles(world.rank(), plan, *layout, subtiles, *faces, records, open, compute,
-                             close));
+    TP_TRY(detail::run_tiles(world.rank(), plan, *layout, subtiles, wait, *faces, records, open,
+                             compute, close));
   }
   // The result and the values: the last sweep's (its role's tiles and slab).
   records.finish(outcome);
-  TP_TRY(detail::reduce_rank_result(kernel, *layout, *slab, threads, world.rank(), outcome));
+  TP_TRY(detail::reduce_rank_result(kernel, *layout, *slab, threads, world.rank(), wait, outcome));
   if (options.keep_values) detail::keep_rank_values(*layout, *slab, outcome);
   return outcome;
 }

@@ -223,16 +223,18 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
     if (sweep > 0) TP_TRY(detail::next_sweep(kernel, world, faces, layout, sweep));
     detail::CommThreadRun<K> run(kernel, layout, faces, records, ct, threads, first_cpu);
     records.start();
-    TP_TRY(detail::run_guarded(world.rank(), threads, run.substeps(overlap), [&](int t, Index sub) {
-      records[t].begin(sub, sub);
-      run.run(t, sub, overlap);
-      records[t].end();
-    }));
+    TP_TRY(detail::run_guarded(world.rank(), threads, run.substeps(overlap),
+                               TeamWait::of(world.config()), [&](int t, Index sub) {
+                                 records[t].begin(sub, sub);
+                                 run.run(t, sub, overlap);
+                                 records[t].end();
+                               }));
     exposed += run.exposed(overlap);
   }
   records.finish(outcome);
   report.exposed_comm_s = exposed;  // per step, as above (not per face)
-  TP_TRY(detail::reduce_rank_result(kernel, layout, slab, threads, world.rank(), outcome));
+  TP_TRY(detail::reduce_rank_result(kernel, layout, slab, threads, world.rank(),
+                                    TeamWait::of(world.config()), outcome));
   if (options.keep_values) detail::keep_rank_values(layout, slab, outcome);
   return outcome;
 }

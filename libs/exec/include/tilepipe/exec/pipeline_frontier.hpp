@@ -129,7 +129,8 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   auto layout_or = build_rank_layout<D>(plan, world.rank(), halo, false);
   if (!layout_or) return Unexpected{layout_or.error()};
   const RankLayout<D>& layout = *layout_or;
-  int nsub = detail::choose_subtiles(plan, options.subtiles, layout, [&] {
+  const TeamWait wait = TeamWait::of(world.config());
+  int nsub = detail::choose_subtiles(plan, options.subtiles, layout, wait, [&] {
     return measure_tile_seconds(kernel, layout.typical_tile);
   });
   if (vertical) {
@@ -262,7 +263,8 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
       }
     }
   };
-  TP_TRY(detail::run_tiles(world.rank(), plan, layout, nsub, lines, records, open, compute, close));
+  TP_TRY(detail::run_tiles(world.rank(), plan, layout, nsub, wait, lines, records, open, compute,
+                           close));
   records.finish(outcome);
   for (const auto& pt : per) outcome.result = K::combine(outcome.result, pt.partial);
   detail::count_tiles(layout, report);

@@ -9,6 +9,7 @@
 #include <tilepipe/exec/pipeline_tasks.hpp>
 #include <tilepipe/exec/run_report.hpp>
 #include <tilepipe/exec/slab.hpp>
+#include <tilepipe/exec/step_team.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -199,8 +200,9 @@ Expected<double> measure_comm_round(comm::World& world, const RankLayout<D>& lay
   return best;
 }
 
-/// Seconds one barrier round of `threads` threads takes (t_sync_in), median of a few batches.
-double measure_barrier_s(int threads);
+/// Seconds one barrier round of `threads` threads takes (t_sync_in of seed 002 formula (6)),
+/// waited for as `wait` says: the median of 7 batches of 200 rounds. threads >= 2.
+double measure_barrier_s(int threads, TeamWait wait);
 
 /// The communication thread's row split (seed 002 5.4), measured on this rank and agreed by all
 /// (collective): with the plan's equal rows, a step costs the communication thread r alpha + C

@@ -195,9 +195,9 @@ class ThreadRecords {
 /// an Error or exception in any thread stops every thread and comes back naming this rank (and
 /// the tile, when kernel_call raised it).
 template <class Body>
-Status run_guarded(int rank, int threads, Index substeps, Body&& body) {
+Status run_guarded(int rank, int threads, Index substeps, TeamWait wait, Body&& body) {
   try {
-    run_steps(threads, substeps, std::forward<Body>(body));
+    run_steps(threads, substeps, std::forward<Body>(body), wait);
   } catch (const PipelineError& e) {
     return Unexpected{e.error.on_rank(rank)};
   } catch (const std::system_error& e) {  // a thread that could not start (run_steps)
@@ -242,8 +242,8 @@ Box<D> subtile(const Box<D>& box, int dim, Index s, Index n) {
 /// layout.steps[s].tasks[i].
 template <int D, class Faces, class Open, class Compute, class Close>
 Status run_tiles(int rank, const plan::Plan& plan, const RankLayout<D>& layout, int subtiles,
-                 Faces& faces, ThreadRecords& records, Open&& open, Compute&& compute,
-                 Close&& close) {
+                 TeamWait wait, Faces& faces, ThreadRecords& records, Open&& open,
+                 Compute&& compute, Close&& close) {
   const bool vertical = plan.schedule().grouping().kind() == plan::GroupingKind::vertical;
   const bool overlap = plan.schedule().kind() == plan::ScheduleKind::overlap;
   const Index per_step = subtiles + (vertical ? layout.max_cpu_offset : 0);
@@ -253,7 +253,7 @@ Status run_tiles(int rank, const plan::Plan& plan, const RankLayout<D>& layout, 
     if (faces.start(t, records[t])) records[t].account(SpanKind::send_start, time, a, Clock::now());
   };
   records.start();
-  return run_guarded(rank, static_cast<int>(plan.cpus()), substeps, [&](int t, Index sub) {
+  return run_guarded(rank, static_cast<int>(plan.cpus()), substeps, wait, [&](int t, Index sub) {
     ThreadRecord& rec = records[t];
     const auto s = static_cast<std::size_t>(sub / per_step);
     const Index q = sub % per_step;
@@ -294,19 +294,19 @@ Status check_plan_fits(const plan::Plan& plan, const comm::World& world, int dim
 
 /// N of vertical grouping on this rank: `requested` if > 0, else the model's N
 /// (model::best_subtiles: seed 002 (7) with the CPU grid's depth) from a tile's `alpha_s` and
-/// the threads' barrier time measured now; clamped to [1, the layout's shortest tile along the
-/// mapping dimension]. 1 for hyperplane grouping.
-int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index max_n,
-                    double alpha_s);
+/// the threads' barrier time measured now (waited for as `wait` says, as the run will); clamped
+/// to [1, the layout's shortest tile along the mapping dimension]. 1 for hyperplane grouping.
+int choose_subtiles(const plan::Plan& plan, int requested, Index depth, Index max_n, double alpha_s,
+                    TeamWait wait);
 
 /// choose_subtiles for `layout`, measuring alpha (`alpha_s()`) only when N is to be chosen.
 template <int D, class Alpha>
 int choose_subtiles(const plan::Plan& plan, int requested, const RankLayout<D>& layout,
-                    Alpha&& alpha_s) {
+                    TeamWait wait, Alpha&& alpha_s) {
   const bool choose =
       requested <= 0 && plan.schedule().grouping().kind() == plan::GroupingKind::vertical;
   return choose_subtiles(plan, requested, layout.max_cpu_offset, layout.min_map_extent,
-                         choose ? alpha_s() : 0.0);
+                         choose ? alpha_s() : 0.0, wait);
 }
 
 /// The report's fields every pipeline fills first.

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tp::model {
@@ -48,6 +49,20 @@ struct Workload {
 /// (not mirrored). An upper bound for sweeps that mirror fewer dimensions.
 double mirror_miss(const plan::Plan& plan);
 
+/// Which closed form predicts a plan (docs/model.md, "Two formulas").
+enum class Formula {
+  /// The seeds' formulas: every one of the P steps at full length, each hand-over between nodes
+  /// two steps of the overlap schedule (the papers' figures and choices).
+  seeds,
+  /// The formula that follows the executor: fill and drain at t_comp alone (edge_steps) and,
+  /// without the communication thread, each hand-over between nodes as one hop (pipeline_hops;
+  /// kernels of several sweeps too, ADR 0034): what a run measures; the CLI's default.
+  executed,
+};
+
+/// "seeds" or "executed".
+std::string_view to_string(Formula formula);
+
 /// Model options that the plan does not carry.
 struct ModelOptions {
   std::string kernel;         ///< selects the machine's per-kernel compute cost; empty: default
@@ -64,8 +79,15 @@ struct ModelOptions {
   /// hop"). Always on for a block-cyclic plan (every cycle repeats the fill) and for every
   /// candidate of an automatic cyclic factor; off: the seeds' formulas. Not with comm_thread.
   bool pipeline_hops = false;
+  /// Formula::executed turns edge_steps and pipeline_hops on.
+  Formula formula = Formula::seeds;
   Workload workload{};  ///< sweeps, the kernel's faces
 };
+
+/// The options' fill and drain and hops, with their formula applied: edge_steps and
+/// pipeline_hops as predict() counts them.
+bool counts_edge_steps(const ModelOptions& options);
+bool counts_hops(const ModelOptions& options);
 
 /// One time step's parts and its length. All durations are per step.
 struct StepTime {
@@ -96,7 +118,8 @@ struct Prediction {
   plan::ScheduleKind schedule = plan::ScheduleKind::overlap;
   plan::GroupingKind grouping = plan::GroupingKind::hyperplane;
   bool comm_thread = false;
-  std::int64_t steps = 0;  ///< from the plan
+  Formula formula = Formula::seeds;  ///< ModelOptions::formula
+  std::int64_t steps = 0;            ///< from the plan
   StepTime step;
   Seconds total{0};             ///< sweeps x sweep + (sweeps - 1) x between (one sweep: sweep)
   std::int64_t edge_steps = 0;  ///< k: steps without communication counted at t_comp alone

@@ -65,6 +65,9 @@ struct RunOptions {
   /// schedule, grouping) is chosen by the model.
   std::optional<model::Machine> machine;
   std::string kernel_name;  ///< the machine file's per-kernel compute cost to use ("" default)
+  /// The closed form the cost model chooses with: by default the one that follows the executor
+  /// (fill, drain and hops: model::Formula).
+  model::Formula formula = model::Formula::executed;
   /// The kernel's workload for the cost model (face elements, sweeps that copy, bytes between
   /// sweeps); its sweeps are `sweeps` above.
   model::Workload workload{};
