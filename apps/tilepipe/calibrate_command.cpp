@@ -109,6 +109,14 @@ int run_calibrate(int argc, char** argv) {
                                   extent, "--tile-heights");
     if (!list) return report_error(list.error());
     base->map_dim = plan->map_dim() + 1;
+    if (heights.empty()) {
+      // The default heights and, below 16, the smallest legal height z0 and z0 4^j (2 and 8 for
+      // sweep3d and the wave kernels): the model's choice looks down to z0, and below the
+      // smallest sample it could only extend that sample's cost per point (ADR 0031).
+      auto probed = runtime::choice_probe_heights(*base, *list);
+      if (!probed) return report_error(probed.error());
+      list = std::move(*probed);
+    }
     auto shapes = runtime::plan_shapes(problem.kernel, *base, *list);
     if (!shapes) return report_error(shapes.error());
     spec.shapes = *shapes;

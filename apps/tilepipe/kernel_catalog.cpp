@@ -139,6 +139,9 @@ runtime::KernelEntry describe_sweep3d() {
     const std::int64_t halves = params.paired != 0 ? 2 : 1;
     w.sweeps = 8 / halves * params.iterations + 1;
     w.copy_sweeps = 1;
+    // The final sweep writes phi into every cell of the first half: the cell and phi.
+    w.copy_bytes_per_point =
+        static_cast<std::int64_t>(sizeof(kernels::Sweep3dCell) + sizeof(double)) / halves;
     w.element_bytes = sizeof(kernels::Sweep3dCell);
     const auto points = checked_mul(checked_mul(size[0], size[1]).value_or(0), size[2] * halves);
     const std::int64_t values = params.iterations > 1 ? 2 : 1;

@@ -419,8 +419,8 @@ int run_sweep(int argc, char** argv) {
   if (!workload) return report_error(workload.error());
   mopt.workload = *workload;
   // The formula that follows the executor: fill and drain, and one hop per hand-over between
-  // nodes for kernels of one sweep (docs/model.md, "Two formulas"): a short run has few steps,
-  // and the extra step per hand-over is a tenth of them.
+  // nodes (docs/model.md, "Two formulas"; kernels of several sweeps too, ADR 0034): a short run
+  // has few steps, and the extra step per hand-over is a tenth of them.
   mopt.formula = model::Formula::executed;
   for (auto& pt : points) {
     plan::PlanRequest r = *base;

@@ -134,14 +134,31 @@ Expected<Probe> builtin_cost_probe(std::string_view kernel, const std::vector<st
     Sweep3dParams p;
     if (params != nullptr) p = sweep3d_params_of(*params);
     p.iterations = 1;
-    // Its tiles add p_0 into the home sums, as every tile of a run does (sweep_alone).
-    return row_probe<Sweep3d>(cross, along, max_height, slab_points,
-                              [&p](const Point<3>& n) -> Expected<Sweep3d> {
-                                auto k = Sweep3d::make(n, p);
-                                if (k)
-                                  k->sweep_alone(Box<3>{{1, 1, 1}, {1 + n[0], 1 + n[1], 1 + n[2]}});
-                                return k;
-                              });
+    // Octants one at a time over the probe's slab: octant 0 (towards increasing k) and octant
+    // 4 (decreasing k), each pass timing both on the same slab and taking the mean: half of a
+    // run's points sweep towards decreasing k (octants 4-7; paired, the second half), and there
+    // a short tile costs up to twice as much per point (its rows add into the home sums
+    // backwards; ADR 0034). Its tiles add p_o into the home sums, as every tile of a run does
+    // (sweep_alone).
+    p.paired = 0;
+    std::optional<Sweep3d> made;
+    Box<3> space{};
+    auto probe = row_probe<Sweep3d>(cross, along, max_height, slab_points,
+                                    [&](const Point<3>& n) -> Expected<Sweep3d> {
+                                      auto k = Sweep3d::make(n, p);
+                                      if (!k) return k;
+                                      space = Box<3>{{1, 1, 1}, {1 + n[0], 1 + n[1], 1 + n[2]}};
+                                      made.emplace(*k);  // shares the probe's kernel's state
+                                      return k;
+                                    });
+    if (!probe) return probe;
+    return Probe([pass = std::move(*probe), k = std::move(*made), space](std::int64_t z) {
+      k.sweep_alone(space, 0);
+      const double forward = pass(z);
+      k.sweep_alone(space, 4);
+      const double backward = pass(z);
+      return 0.5 * (forward + backward);
+    });
   }
   if (kernel == "sor2d") return sor_probe<2>(cross, along, max_height, slab_points);
   if (kernel == "sor3d") return sor_probe<3>(cross, along, max_height, slab_points);

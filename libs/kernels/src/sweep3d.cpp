@@ -417,9 +417,11 @@ Status Sweep3d::learn_boxes(std::span<const Box<3>> owned, comm::World& world) c
   return {};
 }
 
-void Sweep3d::sweep_alone(const Box<3>& space) const {
+void Sweep3d::sweep_alone(const Box<3>& space, int sweep) const {
+  TP_EXPECTS(sweep >= 0 && sweep < sweeps_per_iteration() * p_.iterations);
   set_boxes({{space}}, 0);
-  sweep_boxes(0, 0);
+  sweep_boxes(0, sweep);
+  state_->sweep = sweep;
   state_->fused = true;
 }
 

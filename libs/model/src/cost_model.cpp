@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <vector>
 
 namespace tp::model {
@@ -63,6 +64,31 @@ Expected<std::vector<std::int64_t>> face_bytes_per_neighbour(const plan::Plan& p
     out.push_back(*bytes);
   }
   return out;
+}
+
+double expected_max_of_normals(std::int64_t m) {
+  TP_EXPECTS(m >= 1);
+  if (m == 1) return 0;
+  // Simpson's rule of m x phi(x) Phi(x)^(m-1) over [-10, 10] (the tails beyond weigh < 1e-20
+  // for m up to millions of CPUs).
+  constexpr int n = 4000;
+  constexpr double a = -10;
+  constexpr double h = 20.0 / n;
+  const double mm = static_cast<double>(m);
+  const auto f = [&](double x) {
+    const double phi = std::exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);
+    const double cdf = 0.5 * std::erfc(-x / std::numbers::sqrt2);
+    return x * mm * phi * std::pow(cdf, mm - 1);
+  };
+  double sum = f(a) + f(a + n * h);
+  for (int i = 1; i < n; ++i) sum += f(a + i * h) * (i % 2 != 0 ? 4 : 2);
+  return sum * h / 3;
+}
+
+Seconds slowest_of_tiles(Seconds alpha, double tile_spread, std::int64_t m) {
+  TP_EXPECTS(m >= 1 && tile_spread >= 0);
+  if (m == 1 || tile_spread == 0) return alpha;
+  return alpha * (1 + expected_max_of_normals(m) * tile_spread);
 }
 
 std::int64_t barrier_rounds(std::int64_t nodes) {
@@ -159,6 +185,33 @@ double hop_steps(const plan::Plan& plan, const StepTime& s) {
   return last / step + 1;
 }
 
+// The points of the low halo layers of a node's block, one per dimension: sum_d prod_{e != d}
+// of the block's extents (m_e w_e along the mesh dimensions, at most the space's extent; the
+// whole extent along the mapping dimension). Every layer counted: an upper bound of a rank's
+// layers outside the space.
+double outer_halo_points(const plan::Plan& plan) {
+  const int n = plan.space().dims();
+  std::vector<double> block;
+  std::size_t f = 0;
+  for (int d = 0; d < n; ++d) {
+    const auto extent = static_cast<double>(plan.space().extent(d));
+    if (d == plan.map_dim()) {
+      block.push_back(extent);
+      continue;
+    }
+    const auto w = static_cast<double>(plan.tiling().tile_extents()[static_cast<std::size_t>(d)]);
+    block.push_back(std::min(extent, static_cast<double>(plan.cpu_grid()[f]) * w));
+    ++f;
+  }
+  double points = 0;
+  for (int d = 0; d < n; ++d) {
+    double layer = 1;
+    for (int e = 0; e < n; ++e) layer *= e == d ? 1 : block[static_cast<std::size_t>(e)];
+    points += layer;
+  }
+  return points;
+}
+
 }  // namespace
 
 std::string scheme_name(plan::ScheduleKind schedule, plan::GroupingKind grouping,
@@ -176,10 +229,9 @@ bool counts_edge_steps(const ModelOptions& options) {
 }
 
 bool counts_hops(const ModelOptions& options) {
-  // Kernels of several sweeps (sweep3d's octants) keep the schedule's two steps per hand-over:
-  // measured, hops put sweep3d's 2x1 predictions 7-12% low (docs/model.md, "Fill and drain").
-  return options.pipeline_hops ||
-         (options.formula == Formula::executed && options.workload.sweeps == 1);
+  // Kernels of several sweeps too: each of sweep3d's sweeps is a pipeline with its own
+  // hand-overs (ADR 0034; the costs the schedule's extra step used to hide are modelled).
+  return options.pipeline_hops || options.formula == Formula::executed;
 }
 
 Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
@@ -214,7 +266,7 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
 
   const Workload& wl = options.workload;
   if (wl.sweeps < 1 || wl.copy_sweeps < 0 || wl.copy_sweeps > wl.sweeps ||
-      wl.between_sweep_bytes < 0 || wl.element_bytes < 0) {
+      wl.between_sweep_bytes < 0 || wl.element_bytes < 0 || wl.copy_bytes_per_point < 0) {
     return fail(Errc::invalid_argument,
                 "workload of " + std::to_string(wl.sweeps) + " sweeps (" +
                     std::to_string(wl.copy_sweeps) + " copying), " +
@@ -231,6 +283,12 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
   s.tile_points = *g;
   s.alpha = cc.tile_time(s.tile_points);
   s.t_comp = s.alpha;
+  if (!vertical && !options.comm_thread) {
+    // Hyperplane grouping: the node's CPUs compute their tiles at once and meet at the step
+    // barrier, so a step lasts as long as the slowest of them (docs/model.md, "The step
+    // barrier").
+    s.t_comp = slowest_of_tiles(s.alpha, machine.tile_spread, plan.cpus());
+  }
   if (vertical) {
     std::int64_t depth = 0;
     for (auto m_k : plan.cpu_grid()) depth += m_k - 1;
@@ -317,11 +375,17 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
   p.sweeps = wl.sweeps;
   p.copy_sweeps = wl.copy_sweeps;
   if (wl.copy_sweeps > 0) {
+    // A copying tile streams its points' bytes through memory, as a shared-memory face copy
+    // does (docs/model.md, "Repeated sweeps and kernels' faces").
     StepTime c = s;
-    c.alpha = Seconds{0};
-    c.t_comp = Seconds{0};
+    c.alpha =
+        wl.copy_bytes_per_point > 0 && machine.cpu_copy_bytes_per_s > 0
+            ? Seconds{static_cast<double>(s.tile_points) *
+                      static_cast<double>(wl.copy_bytes_per_point) / machine.cpu_copy_bytes_per_s}
+            : Seconds{0};
+    c.t_comp = c.alpha;
     finish_step(c, overlap, options.comm_thread, plan.cpus());
-    p.copy_sweep = sweep_time(c, Seconds{0});
+    p.copy_sweep = sweep_time(c, c.t_comp);
   }
   if (wl.sweeps > 1 && plan.nodes() > 1) {
     // next_sweep (libs/exec pipeline.hpp): a barrier, the kernel's exchange, a barrier.
@@ -334,6 +398,14 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
     if (bytes > 0) {
       const std::int64_t share = bytes / plan.nodes() + (bytes % plan.nodes() != 0 ? 1 : 0);
       p.between += machine.t_start + machine.link.time_for(share);
+    }
+    // Mirrored roles share the rank's slab (ADR 0026): a sweep that plays another role first
+    // writes the boundary values into the slab's halo below the space (exec's fill_outer_halo),
+    // a layer per dimension of the node's block, at the CPU's copy bandwidth (ADR 0034).
+    if (wl.mirrored && machine.cpu_copy_bytes_per_s > 0) {
+      const double element =
+          static_cast<double>(wl.element_bytes > 0 ? wl.element_bytes : cc.element_bytes);
+      p.between += Seconds{outer_halo_points(plan) * element / machine.cpu_copy_bytes_per_s};
     }
   }
   p.total = p.sweep * static_cast<double>(wl.sweeps - wl.copy_sweeps) +

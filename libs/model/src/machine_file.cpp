@@ -434,10 +434,15 @@ Expected<Machine> parse_machine(std::string_view text, std::string_view origin) 
   auto node = r.object("node");
   if (!node) return Unexpected{node.error()};
   Reader rn(**node, "node.", origin);
-  TP_TRY(rn.only({"t_sync_in_us"}));
+  TP_TRY(rn.only({"t_sync_in_us", "tile_spread"}));
   auto t_sync_in = rn.number("t_sync_in_us", 0, max_duration_us);
   if (!t_sync_in) return Unexpected{t_sync_in.error()};
   m.t_sync_in = Seconds{*t_sync_in * 1e-6};
+  if (rn.has("tile_spread")) {
+    auto spread = rn.number("tile_spread", 0, 1);
+    if (!spread) return Unexpected{spread.error()};
+    m.tile_spread = *spread;
+  }
 
   if (r.has("network")) {
     auto net = r.object("network");
@@ -540,6 +545,7 @@ std::string machine_to_json(const Machine& m) {
   if (m.cpu_copy_bytes_per_s > 0) comm["cpu_copy_bytes_per_s"] = m.cpu_copy_bytes_per_s;
   j["comm"] = comm;
   j["node"] = {{"t_sync_in_us", m.t_sync_in.count() * 1e6}};
+  if (m.tile_spread > 0) j["node"]["tile_spread"] = m.tile_spread;
   const Network& n = m.network;
   if (!n.is_default() || n.topology == Topology::torus) {
     nlohmann::ordered_json net;

@@ -28,6 +28,8 @@ constexpr std::size_t max_sizes = 32;
 constexpr int max_ranks = 16;
 constexpr int tag_compute = 1;
 constexpr double min_timed_pass_s = 1e-3;
+constexpr int step_spread_passes = 48;         ///< timed passes of the step barrier's probe
+constexpr std::size_t step_spread_groups = 4;  ///< median of this many groups' means
 
 std::string shape_text(const ComputeShape& s) {
   std::string t = s.kernel + " ";
@@ -49,6 +51,12 @@ std::vector<double> from_bytes(const std::vector<std::byte>& b) {
 /// Calls the spec's progress display, if any (rank 0 only).
 void show(const CalibrateSpec& spec, int rank, int done, int total, std::string_view what) {
   if (spec.progress && rank == 0) spec.progress(done, total, what);
+}
+
+std::int64_t tile_points(const ComputeShape& shape) {
+  std::int64_t g = 1;
+  for (auto w : shape.tile) g *= w;
+  return g;
 }
 
 /// The compute probes of one rank: one per (kernel, cross-section, direction), shared by the
@@ -142,12 +150,37 @@ Expected<std::vector<double>> measure_compute(comm::World& world, const Calibrat
   std::vector<double> mine;
   for (auto& v : per_point) mine.push_back(model::median(v));
   mine.push_back(wall_total > 0 ? std::clamp(cpu_total / wall_total, 0.0, 1.0) : 1.0);
+  // The step barrier's probe (docs/model.md, "The step barrier"): every rank times short passes
+  // of the largest shape at once, a barrier before each, as the CPUs of a node compute a step's
+  // tiles; wall time, for a step waits for a preempted CPU too. The first pass warms up.
+  std::vector<double> step_passes;
+  if (world.size() > 1) {
+    std::size_t big = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      if (tile_points(spec.shapes[i]) > tile_points(spec.shapes[big])) big = i;
+    }
+    const ComputeShape& shape = spec.shapes[big];
+    ComputeShape cross = shape;
+    cross.tile[static_cast<std::size_t>(shape.along)] = 1;
+    const std::int64_t height = shape.tile[static_cast<std::size_t>(shape.along)];
+    auto probe = spec.probes(cross, height, 1);  // the shortest slab: two tiles
+    if (!probe) return Unexpected{probe.error()};
+    for (int pass = 0; pass <= step_spread_passes; ++pass) {
+      TP_TRY(world.barrier());
+      const double t = (*probe)(height);
+      if (pass > 0) step_passes.push_back(t);
+    }
+  }
+  mine.insert(mine.end(), step_passes.begin(), step_passes.end());
   if (world.rank() != 0) {
     TP_TRY(world.send(0, tag_compute, std::as_bytes(std::span(mine))));
     return mine;
   }
-  std::vector<double> mean(n + 1, 0.0);
-  std::vector<double> theirs(n + 1);
+  std::vector<double> mean(n + 2, 0.0);
+  std::vector<double> theirs(mine.size());
+  // Per pass the slowest rank's time over the ranks' mean.
+  std::vector<double> slowest(step_passes.size(), 0.0);
+  std::vector<double> sum(step_passes.size(), 0.0);
   for (int r = 0; r < world.size(); ++r) {
     if (r > 0) {
       auto got = world.recv(r, tag_compute, std::as_writable_bytes(std::span(theirs)));
@@ -155,7 +188,31 @@ Expected<std::vector<double>> measure_compute(comm::World& world, const Calibrat
     }
     const auto& v = r == 0 ? mine : theirs;
     for (std::size_t i = 0; i <= n; ++i) mean[i] += v[i] / world.size();
+    for (std::size_t p = 0; p < step_passes.size(); ++p) {
+      slowest[p] = std::max(slowest[p], v[n + 1 + p]);
+      sum[p] += v[n + 1 + p];
+    }
   }
+  // E[max - mean] / mean over the passes is e_R x the tile's relative spread for R ranks
+  // computing at once (model::expected_max_of_normals). Estimated as the median of the means of
+  // step_spread_groups groups of consecutive passes: one burst of another process's work on this
+  // shared machine moves one group's mean, not the estimate (a plain mean over 48 passes read
+  // 0.008 to 0.109 on one quiet machine).
+  std::vector<double> group_means;
+  const std::size_t per_group = step_passes.size() / step_spread_groups;
+  for (std::size_t g = 0; per_group > 0 && g < step_spread_groups; ++g) {
+    double excess = 0;
+    for (std::size_t p = g * per_group; p < (g + 1) * per_group; ++p) {
+      const double m = sum[p] / world.size();
+      if (m > 0) excess += (slowest[p] - m) / m / static_cast<double>(per_group);
+    }
+    group_means.push_back(excess);
+  }
+  mean[n + 1] =
+      group_means.empty()
+          ? 0.0
+          : std::clamp(model::median(group_means) / model::expected_max_of_normals(world.size()),
+                       0.0, 1.0);
   return mean;
 }
 
@@ -203,6 +260,7 @@ Status check_spec(const CalibrateSpec& spec) {
 struct RawCalibration {
   std::vector<double> t_comp1_s;  ///< per shape: CPU seconds per point, mean over ranks
   double compute_cpu_share = 1;   ///< the share of a core the compute probes got (mean)
+  double tile_spread = 0;         ///< the step barrier's probe: a tile's relative spread
   std::vector<double> one_way_s;  ///< per spec.sizes entry
   std::vector<double> isend_s;    ///< per spec.sizes entry
   /// By SyncMode (poll, block, hybrid); < 0: not measured.
@@ -219,12 +277,6 @@ Status take_comm(const CalibrateSpec& spec, const std::vector<double>& v, RawCal
   raw.isend_s.assign(v.begin() + static_cast<std::ptrdiff_t>(n),
                      v.begin() + static_cast<std::ptrdiff_t>(2 * n));
   return {};
-}
-
-std::int64_t tile_points(const ComputeShape& shape) {
-  std::int64_t g = 1;
-  for (auto w : shape.tile) g *= w;
-  return g;
 }
 
 /// The machine file fitted to `raw`.
@@ -296,6 +348,7 @@ Expected<model::Machine> fit_machine(const CalibrateSpec& spec, const RawCalibra
     m.t_sync = model::Seconds{std::max(0.0, m.t_sync.count() - flight)};
   }
   m.t_sync_in = model::Seconds{raw.t_sync_in_s};
+  m.tile_spread = raw.tile_spread;
   m.send_mode = model::SendMode::serial;
   nlohmann::json notes;
   // Modes not measured (over MPI only the runs' mode is: the mode is a World setting) are null.
@@ -331,9 +384,11 @@ Expected<RawCalibration> measure_forked(const CalibrateSpec& spec) {
                            });
   if (!compute) return Unexpected{compute.error()};
   raw.t_comp1_s = from_bytes(compute->bytes);
-  if (raw.t_comp1_s.size() != spec.shapes.size() + 1) {
+  if (raw.t_comp1_s.size() != spec.shapes.size() + 2) {
     return fail(Errc::internal, "the compute probes came back short");
   }
+  raw.tile_spread = raw.t_comp1_s.back();
+  raw.t_comp1_s.pop_back();
   raw.compute_cpu_share = raw.t_comp1_s.back();
   raw.t_comp1_s.pop_back();
   const std::array<comm::SyncMode, 3> modes{spec.sync, comm::SyncMode::poll, comm::SyncMode::block};
@@ -401,10 +456,11 @@ Expected<std::optional<RawCalibration>> measure_mpi(const CalibrateSpec& spec) {
   RawCalibration raw;
   raw.compute_ranks = ranks;
   auto v = from_bytes(ran->bytes);
-  if (v.size() < spec.shapes.size() + 1) return fail(Errc::internal, "the probes came back short");
+  if (v.size() < spec.shapes.size() + 2) return fail(Errc::internal, "the probes came back short");
   raw.t_comp1_s.assign(v.begin(), v.begin() + n_shapes);
   raw.compute_cpu_share = v[spec.shapes.size()];
-  v.erase(v.begin(), v.begin() + n_shapes + 1);
+  raw.tile_spread = v[spec.shapes.size() + 1];
+  v.erase(v.begin(), v.begin() + n_shapes + 2);
   TP_TRY(take_comm(spec, v, raw));
   raw.notify_s[static_cast<std::size_t>(spec.sync)] = v.back();
   show(spec, 0, n_shapes + 1, total, "node synchronization (t_sync_in)");

@@ -202,7 +202,13 @@ double Simulator::height(const Rank& r, std::int64_t s) const {
 double Simulator::compute_time(const Rank& r, std::int64_t s) const {
   const model::ComputeCost& cc = machine_.compute_for(options_.model.kernel);
   const auto g = static_cast<std::int64_t>(height(r, s) * r.area);
-  return cc.tile_time(std::max<std::int64_t>(1, g)).count() * r.scale;
+  const Seconds alpha = cc.tile_time(std::max<std::int64_t>(1, g));
+  // Hyperplane grouping: the rank's CPUs meet at the step barrier, so its step computes as long
+  // as the slowest of their tiles (the model's t_comp, docs/model.md "The step barrier").
+  const Seconds step = vertical_ || comm_thread_
+                           ? alpha
+                           : model::slowest_of_tiles(alpha, machine_.tile_spread, plan_.cpus());
+  return step.count() * r.scale;
 }
 
 std::int64_t Simulator::senders(const Rank& r, int f, std::int64_t s) const {

@@ -1,11 +1,14 @@
 // sweep3d's plain loop against values computed by hand from issue 13's formulas, its symmetries,
 // and the parameter checks of Sweep3d::make (exact messages).
+#include <tilepipe/exec/slab.hpp>
 #include <tilepipe/kernels/sweep3d.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <vector>
 
 namespace {
 
@@ -169,6 +172,38 @@ TEST(Sweep3d, paired_octants_sweep_a_space_twice_as_long_along_k) {
   EXPECT_EQ(serial->space(), (tp::exec::Point<3>{2, 3, 4}));
   EXPECT_EQ(serial->sweeps(), 25);
   EXPECT_EQ(serial->state_bytes(), 2 * 3 * 4 * 4 * 8.0);
+}
+
+}  // namespace
+
+namespace {
+
+// The tile-cost probe's kernel in sweep 4 (ADR 0034: the probe times octants 0 and 4): on one
+// rank, octant 4 in its reflected frame computes the cells octant 0 computes (the same
+// directions, a uniform source, vacuum on every upstream face), so the whole space as one tile
+// gives the same phi checksum; sweeps outside the run's are refused.
+std::uint64_t alone_checksum(int sweep) {
+  Sweep3dParams p;
+  p.paired = 0;
+  p.angles = 3;
+  auto k = Sweep3d::make({3, 4, 5}, p);
+  EXPECT_TRUE(k.has_value());
+  const tp::exec::Box<3> space{{1, 1, 1}, {4, 5, 6}};
+  const tp::exec::Box<3> bounds{{0, 0, 0}, {4, 5, 6}};
+  std::vector<tp::kernels::Sweep3dCell> storage(static_cast<std::size_t>(bounds.volume()));
+  const tp::exec::SlabView<tp::kernels::Sweep3dCell, 3> view(storage.data(), bounds);
+  tp::exec::fill_halo(*k, view, space);
+  k->sweep_alone(space, sweep);
+  k->compute_tile(space, view);
+  return k->tile_result(
+      space, tp::exec::SlabView<const tp::kernels::Sweep3dCell, 3>(storage.data(), bounds));
+}
+
+TEST(Sweep3d, alone_in_sweep_4_computes_octant_0s_cells_in_its_reflected_frame) {
+  const std::uint64_t forward = alone_checksum(0);
+  EXPECT_NE(forward, 0u);
+  EXPECT_EQ(alone_checksum(4), forward);
+  EXPECT_DEATH(alone_checksum(8), "sweep");
 }
 
 }  // namespace

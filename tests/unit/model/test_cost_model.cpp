@@ -393,6 +393,23 @@ TEST(CostModelWorkload, mirrored_sweeps_charge_the_points_the_mirrored_rows_miss
   ASSERT_TRUE(r) << r.error().message;
   const double whole = 2 * 75.2 * us + 49.2 * us + 2560.0 / 84.12e6;
   EXPECT_NEAR(r->between.count(), whole, 1e-12 * whole);
+
+  // With a CPU copy bandwidth, a mirrored sweep refills the shared slab's outer halo (ADR
+  // 0034): the node's block of the even plan is 2 x 4 x 32, its layers 4 x 32 + 2 x 32 + 2 x 4
+  // = 200 points of 80 bytes at 1 GB/s; not mirrored, nothing.
+  Machine copying = m;
+  copying.cpu_copy_bytes_per_s = 1e9;
+  o.workload.element_bytes = 80;
+  o.workload.mirrored = true;
+  auto h = predict(even, copying, o);
+  ASSERT_TRUE(h) << h.error().message;
+  const double refill = 2 * 75.2 * us + 200.0 * 80 / 1e9;
+  EXPECT_NEAR(h->between.count(), refill, 1e-12 * refill);
+  o.workload.mirrored = false;
+  o.workload.between_sweep_bytes = 0;
+  auto n = predict(even, copying, o);
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_NEAR(n->between.count(), 2 * 75.2 * us, 1e-18);
 }
 
 // sor2d, T = 4 sweeps of a 6x6 grid: the planner's skewed box (t, i + t, j + t) is 4 x 9 x 9;
@@ -482,3 +499,66 @@ TEST(CostModelCyclic, every_cycles_fill_and_the_wrap_are_hops_and_steps_of_an_in
 }
 
 }  // namespace cost_model_cyclic
+
+// A copying sweep's tiles stream Workload::copy_bytes_per_point bytes per point at the
+// machine's CPU copy bandwidth (ADR 0034): 64 points x 88 bytes at 1 GB/s per tile, in every
+// step of the copy sweep; without the machine's copy bandwidth, or with no bytes, nothing.
+TEST(CostModelWorkload, a_copy_sweep_streams_its_bytes_at_the_cpu_copy_bandwidth) {
+  Machine m = tp::test::seed000_sci(49.2, 75.2);
+  m.cpu_copy_bytes_per_s = 1e9;
+  const Plan plan = make_plan({4, 4, 32}, 8, 1, 1);  // one node: 4 steps of 128-point tiles
+  ModelOptions o;
+  o.workload.sweeps = 9;
+  o.workload.copy_sweeps = 1;
+  o.workload.copy_bytes_per_point = 88;
+  auto p = predict(plan, m, o);
+  ASSERT_TRUE(p) << p.error().message;
+  const double tile = static_cast<double>(p->step.tile_points) * 88 / 1e9;
+  EXPECT_NEAR(p->copy_sweep.count(), static_cast<double>(p->steps) * tile, 1e-15);
+  EXPECT_GT(p->copy_sweep.count(), 0.0);
+  EXPECT_NEAR(p->total.count(), 8 * p->sweep.count() + p->copy_sweep.count(), 1e-15);
+  m.cpu_copy_bytes_per_s = 0;
+  auto q = predict(plan, m, o);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->copy_sweep.count(), 0.0);
+  o.workload.copy_bytes_per_point = -1;
+  EXPECT_FALSE(predict(plan, m, o));
+}
+
+// The node's step barrier (ADR 0034): with hyperplane grouping the m CPUs' tiles end at the
+// barrier, so the step computes E[max of m tiles] = alpha (1 + e_m spread); one CPU, vertical
+// grouping and a machine without tile_spread keep alpha.
+TEST(CostModelBarrier, a_step_of_several_cpus_lasts_as_long_as_the_slowest_tile) {
+  EXPECT_EQ(tp::model::expected_max_of_normals(1), 0.0);
+  EXPECT_NEAR(tp::model::expected_max_of_normals(2), 1 / std::sqrt(std::acos(-1.0)), 1e-9);
+  EXPECT_NEAR(tp::model::expected_max_of_normals(3), 1.5 / std::sqrt(std::acos(-1.0)), 1e-9);
+  EXPECT_NEAR(tp::model::expected_max_of_normals(4), 1.0293753730, 1e-8);
+  EXPECT_NEAR(tp::model::expected_max_of_normals(10), 1.5387527308, 1e-8);
+
+  Machine m = tp::test::seed000_sci(49.2, 75.2);
+  const Plan two = make_plan({16, 16, 4096}, 256, 1, 2);
+  const Plan one = make_plan({16, 16, 4096}, 256, 1, 1);
+  const Plan vertical =
+      make_plan({16, 16, 4096}, 256, 1, 2, ScheduleKind::overlap, GroupingKind::vertical);
+  auto base = predict(two, m, {});
+  ASSERT_TRUE(base);
+  EXPECT_EQ(base->step.t_comp, base->step.alpha);
+  m.tile_spread = 0.1;
+  auto p = predict(two, m, {});
+  ASSERT_TRUE(p);
+  const double alpha = p->step.alpha.count();
+  EXPECT_NEAR(p->step.t_comp.count(), alpha * (1 + 0.1 / std::sqrt(std::acos(-1.0))),
+              1e-12 * alpha);
+  EXPECT_NEAR(p->total.count(),
+              base->total.count() * p->step.t_comp.count() / base->step.t_comp.count(),
+              1e-9 * p->total.count());
+  auto q = predict(one, m, {});
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->step.t_comp, q->step.alpha);
+  auto v = predict(vertical, m, {});
+  ASSERT_TRUE(v);
+  m.tile_spread = 0;
+  auto v0 = predict(vertical, m, {});
+  ASSERT_TRUE(v0);
+  EXPECT_EQ(v->step.t_comp, v0->step.t_comp);
+}

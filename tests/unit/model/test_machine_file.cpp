@@ -203,6 +203,12 @@ TEST(MachineFile, round_trips_through_json_and_a_file) {
   ASSERT_TRUE(copying) << copying.error().message;
   EXPECT_DOUBLE_EQ(copying->cpu_copy_bytes_per_s, 8.5e9);
 
+  EXPECT_EQ(again->tile_spread, 0.0);  // absent: every CPU's tile takes alpha
+  m->tile_spread = 0.04;
+  auto spread = parse_machine(tp::model::machine_to_json(*m), "spread");
+  ASSERT_TRUE(spread) << spread.error().message;
+  EXPECT_DOUBLE_EQ(spread->tile_spread, 0.04);
+
   const auto path = (std::filesystem::temp_directory_path() / "tp_model_roundtrip.json").string();
   ASSERT_TRUE(tp::model::save_machine(*m, path));
   auto loaded = load_machine(path, {});
@@ -244,6 +250,9 @@ TEST(MachineFileBad, each_field_is_checked) {
       "machine file 'm.json': 'comm.bandwidth_bytes_per_s' is 0: it must be >= 1");
   EXPECT_EQ(parse_error(edited("\"t_sync_in_us\": 11", "\"t_sync_in_us\": \"11\"")),
             "machine file 'm.json': 'node.t_sync_in_us' must be a number");
+  EXPECT_EQ(
+      parse_error(edited("\"t_sync_in_us\": 11", "\"t_sync_in_us\": 11, \"tile_spread\": 1.5")),
+      "machine file 'm.json': 'node.tile_spread' is 1.5: it must be <= 1");
   EXPECT_EQ(parse_error(edited("\"element_bytes\": 4", "\"element_bytes\": 4.5")),
             "machine file 'm.json': 'compute.element_bytes' must be a whole number");
   EXPECT_EQ(parse_error(edited("\"send_mode\": \"queued\"", "\"send_mode\": \"eager\"")),

@@ -140,7 +140,7 @@ double executed_s(const Plan& plan, const Machine& m) {
   return p ? p->total.count() : -1;
 }
 
-TEST(ModelFormula, executed_is_the_fill_drain_and_hops_for_one_sweep_and_no_hops_for_several) {
+TEST(ModelFormula, executed_is_the_fill_drain_and_hops_for_one_sweep_and_for_several) {
   const Plan plan = make_plan({8192, 1024}, 128, 16, 1, {});
   ModelOptions both;
   both.edge_steps = true;
@@ -155,10 +155,16 @@ TEST(ModelFormula, executed_is_the_fill_drain_and_hops_for_one_sweep_and_no_hops
   EXPECT_DOUBLE_EQ(a->total.count(), b->total.count());
   EXPECT_EQ(b->edge_steps, 0);  // with hops the pipeline's ends are the hops'
   EXPECT_EQ(b->formula, tp::model::Formula::executed);
-  // Several sweeps: the fill and drain, not the hops.
+  // Several sweeps: each a pipeline with its own hops (ADR 0034).
   executed.workload.sweeps = 3;
   EXPECT_TRUE(tp::model::counts_edge_steps(executed));
-  EXPECT_FALSE(tp::model::counts_hops(executed));
+  EXPECT_TRUE(tp::model::counts_hops(executed));
+  both.workload.sweeps = 3;
+  const auto c = tp::model::predict(plan, tp::test::seed000_sci(), both);
+  const auto d = tp::model::predict(plan, tp::test::seed000_sci(), executed);
+  ASSERT_TRUE(c && d);
+  EXPECT_DOUBLE_EQ(c->total.count(), d->total.count());
+  EXPECT_DOUBLE_EQ(d->sweep.count(), b->sweep.count());
   // The seeds' formula: neither.
   EXPECT_FALSE(tp::model::counts_edge_steps(ModelOptions{}));
   EXPECT_FALSE(tp::model::counts_hops(ModelOptions{}));

@@ -90,6 +90,25 @@ TEST(Simulate, one_rank_is_steps_times_tile_time) {
   expect_close(sim_s(four, m, so), predicted_s(four, m, ct));
 }
 
+// The step barrier (ADR 0034): with a tile spread, every hyperplane step of 4 CPUs computes the
+// slowest of their tiles, 16000 ns (1 + e_4 x 0.05), in the simulator as in the model; one CPU
+// and vertical grouping are unchanged.
+TEST(Simulate, a_rank_of_several_cpus_steps_at_the_slowest_tile_as_the_model_does) {
+  Machine m = simple();
+  const Plan one = make_plan({64, 20000}, 1000, 1, 1);
+  const Plan four = make_plan({64, 20000}, 1000, 1, 4);
+  const Plan vert =
+      make_plan({64, 20000}, 1000, 1, 2, ScheduleKind::overlap, GroupingKind::vertical);
+  const double before_vert = sim_s(vert, m);
+  m.tile_spread = 0.05;
+  const double e4 = tp::model::expected_max_of_normals(4);
+  expect_close(sim_s(four, m), static_cast<double>(four.steps()) * 16000e-9 * (1 + e4 * 0.05));
+  expect_close(sim_s(four, m), predicted_s(four, m));
+  expect_close(sim_s(one, m), 20 * 64000e-9);
+  expect_close(sim_s(vert, m), before_vert);
+  expect_close(sim_s(vert, m), predicted_s(vert, m));
+}
+
 TEST(Simulate, two_rank_pipeline_is_the_hand_derived_time) {
   // 2 ranks in a row, 1 CPU each, Z tiles of 32 x 500 points; faces of 500 points x 8 bytes.
   const std::int64_t z = 30;

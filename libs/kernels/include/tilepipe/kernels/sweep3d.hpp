@@ -153,8 +153,10 @@ class Sweep3d {
                        comm::World& world) const;
   /// What before_sweeps does on one rank whose points are `space` (the executor's space, from 1;
   /// no World): the sweeps then add every p_o into the home sums themselves, as on one rank. For
-  /// the tile-cost probe, whose tiles should do what a run's do.
-  void sweep_alone(const Box<3>& space) const;
+  /// the tile-cost probe, whose tiles should do what a run's do. The tiles then run sweep
+  /// `sweep` (its octant: sweep 4 of an unpaired kernel runs towards decreasing k, as half of a
+  /// run's points do); 0 <= sweep < 8 T.
+  void sweep_alone(const Box<3>& space, int sweep = 0) const;
   /// The mesh dimensions sweep s mirrors (exec's MirrorHook, ADR 0024): its octant's reflected
   /// dimensions (paired: i and j only), none in the final sweep. With a mirror-symmetric
   /// partition every rank then sweeps its home cells and nothing changes rank between sweeps.

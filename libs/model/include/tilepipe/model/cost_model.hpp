@@ -21,8 +21,13 @@ struct Workload {
   /// every rank finishing a sweep before any starts the next. >= 1.
   std::int64_t sweeps = 1;
   /// Of those, the sweeps whose tiles compute nothing worth counting (sweep3d's final sweep only
-  /// copies phi): their steps cost the step's communication alone. <= sweeps.
+  /// copies phi): their steps cost the step's communication and the copy below. <= sweeps.
   std::int64_t copy_sweeps = 0;
+  /// Bytes a copying sweep's tile streams through memory per point of the plan's space (sweep3d:
+  /// the cell it writes phi into and phi, 80 + 8, halved when paired: half the points copy),
+  /// charged at the machine's cpu_copy_bytes_per_s as the copying tile's t_comp (0, or a machine
+  /// without that field: the copy costs nothing). >= 0.
+  std::int64_t copy_bytes_per_point = 0;
   /// Bytes the nodes send between two sweeps, all together (a kernel's after_sweep; 0: none);
   /// each node is charged its share ceil(bytes / nodes), when there are several.
   std::int64_t between_sweep_bytes = 0;
@@ -49,9 +54,9 @@ enum class Formula {
   /// The seeds' formulas: every one of the P steps at full length, each hand-over between nodes
   /// two steps of the overlap schedule (the papers' figures and choices).
   seeds,
-  /// The formula that follows the executor: fill and drain at t_comp alone (edge_steps) and, for
-  /// kernels of one sweep without the communication thread, each hand-over between nodes as one
-  /// hop (pipeline_hops): what a run measures; the CLI's default.
+  /// The formula that follows the executor: fill and drain at t_comp alone (edge_steps) and,
+  /// without the communication thread, each hand-over between nodes as one hop (pipeline_hops;
+  /// kernels of several sweeps too, ADR 0034): what a run measures; the CLI's default.
   executed,
 };
 
@@ -74,7 +79,7 @@ struct ModelOptions {
   /// hop"). Always on for a block-cyclic plan (every cycle repeats the fill) and for every
   /// candidate of an automatic cyclic factor; off: the seeds' formulas. Not with comm_thread.
   bool pipeline_hops = false;
-  /// Formula::executed turns edge_steps on, and pipeline_hops for a workload of one sweep.
+  /// Formula::executed turns edge_steps and pipeline_hops on.
   Formula formula = Formula::seeds;
   Workload workload{};  ///< sweeps, the kernel's faces
 };
@@ -88,11 +93,13 @@ bool counts_hops(const ModelOptions& options);
 struct StepTime {
   std::int64_t tile_points = 0;  ///< g = points of a full tile
   Seconds alpha{0};              ///< one full tile on one CPU: g t_comp1(g)
-  Seconds t_comp{0};             ///< the step's computation: alpha, or beta for vertical grouping
-  std::int64_t subtiles = 0;     ///< N of formula (6) for vertical grouping, 0 otherwise
-  std::int64_t messages = 0;     ///< messages a node sends per step (one per successor node)
-  std::int64_t face_bytes = 0;   ///< bytes a node sends per step
-  Seconds t_start{0};            ///< CPU time starting the step's sends
+  /// The step's computation: alpha, the slowest of the node's tiles (hyperplane grouping on
+  /// several CPUs with a machine's tile_spread), or beta for vertical grouping.
+  Seconds t_comp{0};
+  std::int64_t subtiles = 0;    ///< N of formula (6) for vertical grouping, 0 otherwise
+  std::int64_t messages = 0;    ///< messages a node sends per step (one per successor node)
+  std::int64_t face_bytes = 0;  ///< bytes a node sends per step
+  Seconds t_start{0};           ///< CPU time starting the step's sends
   /// Transfer of the step's messages (latency + bytes/bandwidth; with pipeline hops the link's
   /// occupancy bytes/bandwidth, the latency being paid once per hop).
   Seconds t_comm{0};
@@ -121,11 +128,25 @@ struct Prediction {
   Seconds sweep{0};
   std::int64_t sweeps = 1;       ///< Workload::sweeps
   std::int64_t copy_sweeps = 0;  ///< Workload::copy_sweeps
-  Seconds copy_sweep{0};         ///< one copy sweep: the steps at t_comp = 0
+  /// One copy sweep: the steps at t_comp = the copy (Workload::copy_bytes_per_point), or 0.
+  Seconds copy_sweep{0};
   /// Between two sweeps: two barriers of ceil(log2 nodes) rounds of t_sync each and the
-  /// kernel's exchange (t_start + f(ceil(between_sweep_bytes / nodes))); 0 on one node.
+  /// kernel's exchange (t_start + f(ceil(between_sweep_bytes / nodes))); mirrored, the refill
+  /// of the shared slab's outer halo (sum_d prod_{e != d} of the node's block x element bytes /
+  /// cpu_copy_bytes_per_s; ADR 0034); 0 on one node.
   Seconds between{0};
 };
+
+/// E[max(X_1, ..., X_m)] of m independent standard normal variables (0 for m = 1, 1/sqrt(pi)
+/// for 2, 3/(2 sqrt(pi)) for 3): by quadrature of m x phi(x) Phi(x)^(m-1), within 1e-9.
+/// Precondition: m >= 1.
+double expected_max_of_normals(std::int64_t m);
+
+/// The step's computation of a node whose m CPUs each compute one tile of alpha and then meet
+/// at the node's step barrier (hyperplane grouping, seed 002 4.3): the slowest of the m tiles,
+/// alpha (1 + e_m tile_spread) with e_m = expected_max_of_normals(m) (docs/model.md, "The step
+/// barrier"); alpha for m = 1 or tile_spread = 0.
+Seconds slowest_of_tiles(Seconds alpha, double tile_spread, std::int64_t m);
 
 /// Rounds of a dissemination barrier over `nodes` ranks: ceil(log2 nodes) (0 for one).
 std::int64_t barrier_rounds(std::int64_t nodes);

@@ -103,7 +103,11 @@ struct Machine {
   Seconds t_start{0};    ///< CPU time to start a non-blocking send (per step when queued)
   Seconds t_sync{0};     ///< synchronization between successive steps (seed 000: 4 interrupts)
   Seconds t_sync_in{0};  ///< one synchronization of the CPUs of a node (seed 002 (6))
-  LinkCost link;         ///< transfer time of a message: latency + bytes / bandwidth
+  /// Relative standard deviation of one tile's compute time on CPUs computing at once (the
+  /// node's step barrier waits for the slowest of them: docs/model.md, "The step barrier"); 0
+  /// (the default, files without "node.tile_spread"): every CPU's tile takes alpha. In [0, 1].
+  double tile_spread = 0;
+  LinkCost link;  ///< transfer time of a message: latency + bytes / bandwidth
   SendMode send_mode = SendMode::serial;
   /// Bytes per second a CPU copies a face at, where the transport's transfer is a CPU's copy
   /// (shared memory: the sender copies an eager message, the receiver a larger one) rather than
