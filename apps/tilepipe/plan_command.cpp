@@ -64,6 +64,9 @@ int run_plan(int argc, char** argv) {
   choice_request->options = *model_options;
   auto workload = options.workload();
   if (!workload) return report_error(workload.error());
+  if (auto st = model_flags.apply_sweeps(*workload, options.kernel); !st) {
+    return report_error(st.error());
+  }
   choice_request->options.workload = *workload;
   auto machine = model_flags.load();
   if (!machine) return report_error(machine.error());

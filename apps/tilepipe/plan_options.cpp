@@ -386,6 +386,23 @@ void ModelFlags::add_to(CLI::App& app) {
                  "vertical grouping: subtiles per tile N (default: best by seed 002 formula (7))");
   add_link_option(app, link);
   add_formula_option(app, formula);
+  app.add_option("--sweeps", sweeps,
+                 "predict the whole sweep run this many times over the same arrays, as "
+                 "tilepipe run --sweeps T runs it (1 to 10^6)");
+}
+
+Status ModelFlags::apply_sweeps(model::Workload& workload, const std::string& kernel) const {
+  if (sweeps.empty()) return {};
+  auto t = parse_int(sweeps, "--sweeps", 1, 1000000);
+  if (!t) return Unexpected{t.error()};
+  if (*t == 1) return {};
+  if (workload.sweeps != 1) {
+    return fail(Errc::invalid_argument, "--sweeps: " + kernel +
+                                            " sets its own sweeps (tilepipe run refuses --sweeps "
+                                            "for it too)");
+  }
+  workload.sweeps = *t;
+  return {};
 }
 
 Status ModelFlags::check_without_machine() const {
@@ -394,6 +411,7 @@ Status ModelFlags::check_without_machine() const {
                      : comm_thread           ? "--comm-thread"
                      : !subtiles.empty()     ? "--subtiles"
                      : formula != "executed" ? "--formula"
+                     : !sweeps.empty()       ? "--sweeps"
                                              : nullptr;
   if (flag) {
     return fail(Errc::invalid_argument,

@@ -95,6 +95,7 @@ struct ModelFlags {
   std::string subtiles;
   std::string link;  ///< --link: the machine file must have been measured through this link
   std::string formula = "executed";  ///< --formula: the closed form that predicts
+  std::string sweeps;                ///< --sweeps T: the run's repeated sweeps, predicted together
 
   /// Adds the flags to a CLI11 app.
   void add_to(CLI::App& app);
@@ -106,6 +107,9 @@ struct ModelFlags {
   [[nodiscard]] Expected<model::Machine> load() const;
   /// The model options for a kernel (empty for --deps); checks --transport and --subtiles.
   [[nodiscard]] Expected<model::ModelOptions> options(const std::string& kernel) const;
+  /// Applies --sweeps to the kernel's workload (as `tilepipe run --sweeps T` sweeps it): T
+  /// sweeps of a kernel of one sweep; refused for a kernel that sets its own (sweep3d).
+  [[nodiscard]] Status apply_sweeps(model::Workload& workload, const std::string& kernel) const;
 };
 
 }  // namespace tp::app

@@ -209,6 +209,9 @@ int run_simulate(int argc, char** argv) {
   choice_request->options = *model_options;
   auto workload = options.workload();  // sor's and sweep3d's sweeps and faces, as plan counts them
   if (!workload) return report_error(workload.error());
+  if (auto st = model_flags.apply_sweeps(*workload, options.kernel); !st) {
+    return report_error(st.error());
+  }
   choice_request->options.workload = *workload;
   // A simulated machine need not be this host: the host check is left out.
   model::MachineCheck check{std::nullopt, model_flags.transport, std::nullopt};

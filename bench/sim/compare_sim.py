@@ -8,7 +8,7 @@ executed one, docs/model.md "Two formulas") and their errors against the median.
 
 usage: compare_sim.py TILEPIPE OUT_DIR [--size 16x16x262144] [--heights 2048,8192]
                       [--configs 1x1,2x1,1x2] [--schemes overlap+hyperplane,blocking+hyperplane]
-                      [--repeat 5] [--machine FILE]
+                      [--repeat 5] [--machine FILE] [--link SPEC] [--sweeps T] [--cores N]
 Writes OUT_DIR/machine.json (unless --machine), OUT_DIR/results.json, OUT_DIR/table.md and
 OUT_DIR/context.txt (commands, git sha, load before and after). Standard library only."""
 import argparse
@@ -42,6 +42,10 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--machine", default="")
     p.add_argument("--link", default="", help="calibrate and run through this emulated link")
+    p.add_argument("--sweeps", type=int, default=1,
+                   help="every run sweeps the space this many times (tilepipe run --sweeps), "
+                        "predicted and simulated with --sweeps: runs long enough that the "
+                        "start-up does not decide")
     p.add_argument("--cores", type=int, default=os.cpu_count(),
                    help="cores the ranks share; configurations with more threads run --sync block")
     a = p.parse_args()
@@ -105,6 +109,8 @@ def main():
                          "--tile", h, "--schedule", schedule, "--grouping", grouping]
                 if a.link:
                     flags += ["--link", a.link]
+                if a.sweeps > 1:
+                    flags += ["--sweeps", str(a.sweeps)]
                 name = (f"{nodes} rank x {cpus} CPU, h={h}, {schedule} + {grouping}"
                         + (", block" if sync else ""))
                 configs.append((name, flags, sync, machine_for(threads, int(nodes))))

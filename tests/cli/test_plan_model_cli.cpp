@@ -21,6 +21,7 @@ using tp::test::cli::expect_refused;
 using tp::test::cli::file_bytes;
 using tp::test::cli::plan;
 using tp::test::cli::read_json;
+using tp::test::cli::tilepipe;
 using tp::test::cli::with;
 
 const std::string data_dir = std::string(TILEPIPE_SOURCE_DIR) + "/tests/data/";
@@ -110,6 +111,30 @@ TEST(PlanModelCli, the_default_formula_follows_the_executor) {
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("; executed formula)"), std::string::npos) << text.out;
+}
+
+TEST(PlanModelCli, sweeps_predict_the_repeated_sweeps_of_tilepipe_run) {
+  // --sweeps T: T whole sweeps, every rank finishing one before any starts the next: T times one
+  // sweep plus T - 1 times two barriers of ceil(log2 9) = 4 rounds of t_sync (75.2 us).
+  auto one = plan(with(seed000_args, {"--tile", "1024", "--machine", seed000, "--json"}));
+  auto four =
+      plan(with(seed000_args, {"--tile", "1024", "--machine", seed000, "--sweeps", "4", "--json"}));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  const auto j1 = nlohmann::json::parse(one.out);
+  const auto j4 = nlohmann::json::parse(four.out);
+  EXPECT_EQ(j4["sweeps"], 4);
+  EXPECT_NEAR(j4["sweep_s"].get<double>(), j1["predicted_s"].get<double>(), 1e-12);
+  EXPECT_NEAR(j4["between_sweeps_s"].get<double>(), 2 * 4 * 75.2e-6, 1e-12);
+  EXPECT_NEAR(j4["predicted_s"].get<double>(),
+              4 * j1["predicted_s"].get<double>() + 3 * 2 * 4 * 75.2e-6, 1e-12);
+  // The simulation counts them the same way.
+  auto sim = tilepipe({"simulate", "--kernel", "wave3d", "--size", "12x12x524288", "--nodes", "9",
+                       "--tile", "1024", "--machine", seed000, "--sweeps", "4", "--json"});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const auto js = nlohmann::json::parse(sim.out);
+  EXPECT_NEAR(js["simulated_s"].get<double>(),
+              4 * js["simulated_sweep_s"].get<double>() + 3 * 2 * 4 * 75.2e-6, 1e-9);
 }
 
 TEST(PlanModelCli, seed_000_auto_tile_matches_golden_json) {
@@ -215,6 +240,14 @@ INSTANTIATE_TEST_SUITE_P(
                  "--comm-thread needs --machine FILE: it only affects the predicted time"},
         BadInput{with(seed000_args, {"--tile", "64", "--formula", "seeds"}),
                  "--formula needs --machine FILE: it only affects the predicted time"},
+        BadInput{with(seed000_args, {"--tile", "64", "--sweeps", "3"}),
+                 "--sweeps needs --machine FILE: it only affects the predicted time"},
+        BadInput{with(seed000_args, {"--tile", "64", "--machine", seed000, "--sweeps", "0"}),
+                 "--sweeps: 0 must be >= 1"},
+        BadInput{{"--kernel", "sweep3d", "--size", "4x4x32", "--nodes", "2", "--tile", "8",
+                  "--machine", seed000, "--sweeps", "2"},
+                 "--sweeps: sweep3d sets its own sweeps (tilepipe run refuses --sweeps for it "
+                 "too)"},
         BadInput{with(seed000_args, {"--tile", "64", "--machine", seed000, "--formula", "papers"}),
                  "--formula: unknown formula 'papers' (choose executed|seeds)"},
         BadInput{with(seed000_args, {"--tile", "auto", "--machine", "/nonexistent/m.json"}),
