@@ -58,6 +58,9 @@ int run_calibrate(int argc, char** argv) {
   app.add_option("--size", problem.size, "with --kernel: the problem's extents");
   app.add_option("--nodes", problem.nodes, "with --kernel: nodes of the problem's runs");
   app.add_option("--cpus", problem.cpus, "with --kernel: CPUs per node of the problem's runs");
+  app.add_option("--map-dim", problem.map_dim,
+                 "with --kernel: the runs' mapping dimension, 1..n (default: the planner's), "
+                 "whose tiles the probes time");
   app.add_option("--tile-heights", heights,
                  "with --kernel: tile heights to measure, A:B (doubling) or a comma list "
                  "(default 16:extent)");
