@@ -44,8 +44,8 @@ TEST(CalibrateKernelsCli, every_builtin_kernel_is_measured_at_its_plans_tiles_an
        "128"},
       // --map-dim: the probes time the tiles of the runs' mapping dimension (here 4 x 16 x 55
       // points, where the planner's own, dimension 3, has 4 x 71 x 16).
-      {{"--kernel", "sor2d", "--size", "64x48", "--param", "iterations=8", "--nodes", "1",
-        "--cpus", "2", "--map-dim", "2"},
+      {{"--kernel", "sor2d", "--size", "64x48", "--param", "iterations=8", "--nodes", "1", "--cpus",
+        "2", "--map-dim", "2"},
        "sor2d",
        "8,16",
        "16"},
