@@ -187,10 +187,17 @@ def sor():
     f = newest("bench/sor/results/*-quiet.json")
     j = json.load(open(f))
     plain = next(r for r in j["rows"] if r["what"] == "plain loop")
+    model = any("predicted_s" in r for r in j["rows"])  # bench_sor.py --model
     out = [f"### sor2d {j['size']}, T = {j['iterations']}, against the plain sweep-by-sweep loop "
-           f"(`{rel(f)}`)", "", "| configuration | median | plain loop / it |", "|---|---:|---:|"]
+           f"(`{rel(f)}`)", "", "| configuration | median | plain loop / it |"
+           + (" model's prediction (error) |" if model else ""),
+           "|---|---:|---:|" + ("---:|" if model else "")]
     for r in j["rows"]:
-        out.append(f"| {r['what']} | {r['median_s']:.3f} s | {plain['median_s'] / r['median_s']:.2f}x |")
+        row = f"| {r['what']} | {r['median_s']:.3f} s | {plain['median_s'] / r['median_s']:.2f}x |"
+        if model:
+            row += (f" {r['predicted_s']:.3f} s ({100 * r['model_error']:+.0f}%) |"
+                    if "predicted_s" in r else " |")
+        out.append(row)
     return out
 
 
