@@ -48,23 +48,29 @@ Expected<Probe> row_probe(const std::vector<std::int64_t>& cross, int along,
   }
 }
 
-// sor in the executor's (skewed) space of extents e: T = e_0 sweeps over a grid whose skewed
-// extents N_s + T - 1 cover e_s.
+// sor in the executor's (skewed) space of extents e: T = e_0 sweeps. The row of tiles starts at
+// x_s = T in the skewed dimensions, over a grid of N_s = e_s + T - 1, so that every point of it
+// is a point of the loop nest (t <= x_s <= N_s + t - 1), as in the interior tiles of a run; the
+// probe also counts only the points its tiles compute (Sor::computed_points). Before 2026-11-27
+// the row started at the space's low corner over N_s = e_s - T + 1: a row as long as the time
+// extent held one grid row, 0.15 ns per counted point against the runs' 0.95.
 template <int S>
 Expected<Probe> sor_probe(const std::vector<std::int64_t>& cross, int along,
                           std::int64_t max_height, std::int64_t slab_points) {
-  struct Made {
-    std::optional<Sor<S>> kernel;
-  };
-  return row_probe<Sor<S>>(cross, along, max_height, slab_points,
-                           [](const Point<S + 1>& e) -> Expected<std::shared_ptr<Made>> {
-                             Point<S> n{};
-                             for (int s = 0; s < S; ++s)
-                               n[s] = std::max<std::int64_t>(1, e[s + 1] - e[0] + 1);
-                             auto k = Sor<S>::make(n, e[0], 1.5);
-                             if (!k) return Unexpected{k.error()};
-                             return std::make_shared<Made>(Made{std::move(*k)});
-                           });
+  using P = exec::FrontierTileCostProbe<Sor<S>>;
+  const auto e = P::row_size(cross_point<S + 1>(cross, along), along, max_height,
+                             std::max<std::int64_t>(1, slab_points));
+  Point<S> n{};
+  Point<S + 1> origin{};
+  origin[0] = 1;
+  for (int s = 0; s < S; ++s) {
+    n[s] = e[s + 1] + e[0] - 1;
+    origin[s + 1] = e[0];
+  }
+  auto k = Sor<S>::make(n, e[0], 1.5);
+  if (!k) return Unexpected{k.error()};
+  auto probe = std::make_shared<P>(*k, e, along, origin);
+  return Probe([probe](std::int64_t z) { return probe->pass(z); });
 }
 
 // sw over random protein sequences of the tiles' lengths (BLOSUM62, gaps 10/1).

@@ -108,3 +108,48 @@ TEST(Sor, one_tile_over_everything_equals_the_plain_loop) {
 
 }  // namespace
 }  // namespace tp::kernels
+
+namespace tp::kernels {
+namespace {
+
+// computed_points counts the points of a box of the skewed space that are points of the loop
+// nest (x_0 = t in 1..T, x_s + 1 - t in 1..N_s): brute force over random boxes, in and beyond
+// the space.
+TEST(Sor, computed_points_are_the_boxs_points_of_the_loop_nest) {
+  std::mt19937_64 rng(27);
+  for (int trial = 0; trial < 200; ++trial) {
+    const exec::Point<2> n{static_cast<Index>(1 + rng() % 9), static_cast<Index>(1 + rng() % 9)};
+    const auto t = static_cast<std::int64_t>(1 + rng() % 6);
+    auto k = Sor<2>::make(n, t, 1.5);
+    ASSERT_TRUE(k.has_value());
+    exec::Box<3> box;
+    const exec::Point<3> e = k->exec_size();
+    for (int d = 0; d < 3; ++d) {
+      box.lo[d] = 1 + static_cast<Index>(rng() % static_cast<std::uint64_t>(e[d] + 2));
+      box.hi[d] = box.lo[d] + static_cast<Index>(rng() % static_cast<std::uint64_t>(e[d] + 2));
+    }
+    Index brute = 0;
+    for (Index x0 = box.lo[0]; x0 < box.hi[0]; ++x0) {
+      for (Index x1 = box.lo[1]; x1 < box.hi[1]; ++x1) {
+        for (Index x2 = box.lo[2]; x2 < box.hi[2]; ++x2) {
+          const Index i = x1 + 1 - x0;
+          const Index j = x2 + 1 - x0;
+          if (x0 >= 1 && x0 <= t && i >= 1 && i <= n[0] && j >= 1 && j <= n[1]) ++brute;
+        }
+      }
+    }
+    EXPECT_EQ(k->computed_points(box), brute) << trial;
+  }
+  // The whole executor space holds exactly the loop nest's T x N_1 x N_2 points.
+  auto k = Sor<2>::make(exec::Point<2>{7, 5}, 3, 1.0);
+  ASSERT_TRUE(k.has_value());
+  exec::Box<3> all;
+  for (int d = 0; d < 3; ++d) {
+    all.lo[d] = 1;
+    all.hi[d] = 1 + k->exec_size()[d];
+  }
+  EXPECT_EQ(k->computed_points(all), 3 * 7 * 5);
+}
+
+}  // namespace
+}  // namespace tp::kernels

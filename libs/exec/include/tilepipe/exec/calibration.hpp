@@ -125,10 +125,15 @@ class FrontierTileCostProbe {
     return detail::row_of_tiles<D>(cross, along, max_height, points);
   }
 
-  /// `kernel` must accept a space of `size` (it is copied) and hold every tile of a pass.
+  /// `kernel` must accept a space of `size` (it is copied) and hold every tile of a pass. The
+  /// row starts at `origin` (default the space's low corner, every coordinate 1): a kernel whose
+  /// space's corners lie outside its loop nest (a time loop's skewed space) times its tiles
+  /// inside it.
   FrontierTileCostProbe(const K& kernel, const Point<D>& size, int along)
-      : kernel_(kernel), along_(along), size_(size) {
-    for (int d = 0; d < D; ++d) TP_EXPECTS(size[d] >= 1);
+      : FrontierTileCostProbe(kernel, size, along, ones()) {}
+  FrontierTileCostProbe(const K& kernel, const Point<D>& size, int along, const Point<D>& origin)
+      : kernel_(kernel), along_(along), size_(size), origin_(origin) {
+    for (int d = 0; d < D; ++d) TP_EXPECTS(size[d] >= 1 && origin[d] >= 1);
     TP_EXPECTS(along >= 0 && along < D);
   }
 
@@ -138,11 +143,11 @@ class FrontierTileCostProbe {
     TP_EXPECTS(z >= 1 && z <= size_[along_]);
     Box<D> row;
     for (int d = 0; d < D; ++d) {
-      row.lo[d] = 1;
-      row.hi[d] = 1 + size_[d];
+      row.lo[d] = origin_[d];
+      row.hi[d] = origin_[d] + size_[d];
     }
     Box<D> first = row;
-    first.hi[along_] = 1 + z;
+    first.hi[along_] = row.lo[along_] + z;
     for (int d = 0; d < D; ++d) {
       const auto n = kernel_.face_size(d, first);
       for (auto* v : {&in_[d], &out_[d]}) v->resize(std::max(v->size(), n));
@@ -161,16 +166,31 @@ class FrontierTileCostProbe {
       const auto a = Clock::now();
       static_cast<void>(kernel_.compute_tile(box, in, out));
       seconds += std::chrono::duration<double>(Clock::now() - a).count();
-      points += box.volume();
+      // A kernel whose boxes hold points outside its loop nest (a time loop's skewed space)
+      // says how many it computes; the others are not work.
+      if constexpr (requires(const K& k) {
+                      { k.computed_points(box) } -> std::convertible_to<Index>;
+                    }) {
+        points += kernel_.computed_points(box);
+      } else {
+        points += box.volume();
+      }
       std::swap(in_[along_], out_[along_]);  // the next tile's face along `along`
     });
-    return seconds / static_cast<double>(points);
+    return points > 0 ? seconds / static_cast<double>(points) : 0.0;
   }
 
  private:
   K kernel_;
   int along_;
   Point<D> size_;
+  Point<D> origin_;
+
+  static Point<D> ones() noexcept {
+    Point<D> p{};
+    for (int d = 0; d < D; ++d) p[d] = 1;
+    return p;
+  }
   std::array<std::vector<F>, D> in_;
   std::array<std::vector<F>, D> out_;
 };

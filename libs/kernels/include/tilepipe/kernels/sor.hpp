@@ -174,6 +174,23 @@ class Sor {
     return 2 * plane;
   }
 
+  /// The points of `box` that are points of the loop nest, which a tile of this box computes
+  /// (the others lie outside the sweeps: 1 <= x_0 <= T and x_0 <= x_s <= N_s + x_0 - 1).
+  [[nodiscard]] Index computed_points(const Box<dims>& box) const noexcept {
+    Index total = 0;
+    const Index t_end = std::min<Index>(box.hi[0], iterations_ + 1);
+    for (Index t = std::max<Index>(box.lo[0], 1); t < t_end; ++t) {
+      Index plane = 1;
+      for (int s = 0; s < S; ++s) {
+        const Index lo = std::max<Index>(box.lo[s + 1], t);
+        const Index hi = std::min<Index>(box.hi[s + 1], n_[s] + t);
+        plane *= std::max<Index>(0, hi - lo);
+      }
+      total += plane;
+    }
+    return total;
+  }
+
   /// The output array's extents: the interior N_1 x ... x N_S.
   [[nodiscard]] std::vector<Index> output_size() const { return {n_.begin(), n_.end()}; }
 
