@@ -355,7 +355,7 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
   // one, and the run ends when the corner tile is computed or when the node that handed it over
   // has sent and synchronized, whichever is later: the corner tile's start + max(t_comp,
   // step - hop) (docs/model.md, "Two formulas"; the simulator runs exactly this).
-  const bool hop_ends = hops && counts_edge_steps(options) && s.messages > 0;
+  const bool hop_ends = hops && counts_edge_steps(options);  // hops: messages > 0
   if (counts_edge_steps(options) && s.messages > 0 && !hops) {
     p.edge_steps = std::min<std::int64_t>(p.steps, overlap ? 2 : 1);
   }

@@ -348,8 +348,7 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
                                      "every rank)")};
     }
   }
-  const std::optional<int> contiguous = exec::contiguous_dim(
-      exec::ResidentKernel<K> ? exec::Storage::resident : exec::Storage::frontier, K::dims);
+  const std::optional<int> contiguous = exec::contiguous_dim(K::storage, K::dims);
   auto planned = plan_run(size, detail::deps_of<K>(), nodes, options, mpi ? 1 : nodes, contiguous);
   if (!planned) return Unexpected{planned.error()};
   RunResult<R> out(std::move(*planned));
