@@ -27,6 +27,8 @@
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
@@ -77,13 +79,18 @@ std::vector<pid_t> children_of(pid_t parent) {
   return out;
 }
 
-/// /dev/shm, less Open MPI's segments (`vader_segment.*`): MPI tests running beside this one
-/// create and remove them; tilepipe's local ranks are never started by MPI here.
+/// /dev/shm, less Open MPI's own segments (`vader_segment.*` of its shared-memory transport,
+/// `open_mpi.NNNN` of its posix shmem component): MPI jobs of tests running beside this one
+/// create and remove them, and what a killed rank's Open MPI leaves is checked in the vader
+/// directory below; tilepipe's own shared files are never among them.
 std::set<std::string> dev_shm_entries() {
   std::set<std::string> out;
   if (DIR* d = ::opendir("/dev/shm")) {
     while (dirent* e = ::readdir(d)) {
-      if (std::strncmp(e->d_name, "vader_segment.", 14) != 0) out.insert(e->d_name);
+      const std::string_view name(e->d_name);
+      if (name.rfind("vader_segment.", 0) != 0 && name.rfind("open_mpi.", 0) != 0) {
+        out.insert(e->d_name);
+      }
     }
     ::closedir(d);
   }
