@@ -449,7 +449,7 @@ int run_align(int argc, char** argv) {
       ->capture_default_str();
   add_comm_options(app, o.comm, "with --nodes: ", false);
   app.add_option("--simd", o.simd,
-                 "tile function: auto (the best the CPU runs), avx2, sse41 or scalar")
+                 "tile function: auto (the best the CPU runs), avx512, avx2, sse41 or scalar")
       ->capture_default_str();
   app.add_option("--simd-bits", o.simd_bits,
                  "narrowest SIMD lanes tried first: 8, 16 or 32 bits (a band that overflows "

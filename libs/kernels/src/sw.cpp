@@ -24,16 +24,18 @@ std::string_view to_string(SwIsa isa) noexcept {
       return "sse41";
     case SwIsa::avx2:
       return "avx2";
+    case SwIsa::avx512:
+      return "avx512";
   }
   return "?";
 }
 
 Expected<SwIsa> parse_sw_isa(std::string_view text) {
-  for (const SwIsa isa : {SwIsa::scalar, SwIsa::sse41, SwIsa::avx2}) {
+  for (const SwIsa isa : {SwIsa::scalar, SwIsa::sse41, SwIsa::avx2, SwIsa::avx512}) {
     if (text == to_string(isa)) return isa;
   }
   return fail(Errc::invalid_argument,
-              fmt::format("unknown instruction set '{}' (choose scalar|sse41|avx2)", text));
+              fmt::format("unknown instruction set '{}' (choose scalar|sse41|avx2|avx512)", text));
 }
 
 bool sw_isa_supported(SwIsa isa) noexcept {
@@ -45,6 +47,9 @@ bool sw_isa_supported(SwIsa isa) noexcept {
       return __builtin_cpu_supports("sse4.1") != 0;
     case SwIsa::avx2:
       return __builtin_cpu_supports("avx2") != 0;
+    case SwIsa::avx512:
+      return __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512bw") != 0 &&
+             __builtin_cpu_supports("avx512dq") != 0 && __builtin_cpu_supports("avx512vl") != 0;
 #else
     default:
       return false;
@@ -54,7 +59,7 @@ bool sw_isa_supported(SwIsa isa) noexcept {
 }
 
 SwIsa best_sw_isa() noexcept {
-  for (const SwIsa isa : {SwIsa::avx2, SwIsa::sse41}) {
+  for (const SwIsa isa : {SwIsa::avx512, SwIsa::avx2, SwIsa::sse41}) {
     if (sw_isa_supported(isa)) return isa;
   }
   return SwIsa::scalar;
@@ -173,7 +178,7 @@ Expected<SwKernel> SwKernel::make(const ScoreMatrix& matrix, std::span<const std
   const bool fits8 = gaps.open <= 127 && gaps.extend <= 127 &&
                      std::all_of(sc.begin(), sc.end(), [](int x) { return x >= -127 && x <= 127; });
   k.min_bits_ = options.min_bits == 8 && !fits8 ? 16 : options.min_bits;
-  const std::int64_t vector_bytes = isa == SwIsa::avx2 ? 32 : 16;
+  const std::int64_t vector_bytes = isa == SwIsa::avx512 ? 64 : isa == SwIsa::avx2 ? 32 : 16;
   k.band_rows_ =
       options.band_rows != 0 ? options.band_rows : band_vectors * vector_bytes / (k.min_bits_ / 8);
   return k;
@@ -285,9 +290,14 @@ std::int32_t* face_copy(std::size_t values) {
 // wider lanes while a band overflows; 32-bit lanes are exact for every input make() accepts.
 detail::SwBandBest run_band(SwIsa isa, int min_bits, detail::SwBand band) noexcept {
   using Fn = detail::SwBandBest (*)(const detail::SwBand&) noexcept;
-  const bool avx2 = isa == SwIsa::avx2;
-  const Fn narrow[2] = {avx2 ? detail::sw_band_avx2_8 : detail::sw_band_sse41_8,
-                        avx2 ? detail::sw_band_avx2_16 : detail::sw_band_sse41_16};
+  // The 8-, 16- and 32-bit bands of the ISA.
+  const std::array<Fn, 3> fns =
+      isa == SwIsa::avx512 ? std::array<Fn, 3>{detail::sw_band_avx512_8, detail::sw_band_avx512_16,
+                                               detail::sw_band_avx512_32}
+      : isa == SwIsa::avx2 ? std::array<Fn, 3>{detail::sw_band_avx2_8, detail::sw_band_avx2_16,
+                                               detail::sw_band_avx2_32}
+                           : std::array<Fn, 3>{detail::sw_band_sse41_8, detail::sw_band_sse41_16,
+                                               detail::sw_band_sse41_32};
   const std::int32_t limit[2] = {detail::band_input_limit(8), detail::band_input_limit(16)};
   const auto w = static_cast<std::size_t>(band.w);
   bool saved = false;
@@ -303,10 +313,10 @@ detail::SwBandBest run_band(SwIsa isa, int min_bits, detail::SwBand band) noexce
       band.top_f = copy + w + 1;
       saved = true;
     }
-    const detail::SwBandBest b = narrow[n](band);
+    const detail::SwBandBest b = fns[static_cast<std::size_t>(n)](band);
     if (!b.overflow) return b;
   }
-  return avx2 ? detail::sw_band_avx2_32(band) : detail::sw_band_sse41_32(band);
+  return fns[2](band);
 }
 #endif
 

@@ -174,7 +174,9 @@ class MyersMiller {
   // The half passes' striped lanes for the ISA; nullptr: the scalar pass.
   static StripedPass pass_for(SwIsa isa) noexcept {
 #ifdef TP_SW_SIMD
-    if (isa == SwIsa::avx2) return detail::sw_global_rows_avx2;
+    // AVX-512 CPUs run the AVX2 pass (the traceback's half passes are not the score pass's
+    // hot loop).
+    if (isa == SwIsa::avx2 || isa == SwIsa::avx512) return detail::sw_global_rows_avx2;
     if (isa == SwIsa::sse41) return detail::sw_global_rows_sse41;
 #endif
     (void)isa;

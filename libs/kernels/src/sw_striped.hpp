@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
-// The striped SIMD bands (sw_avx2.cpp, sw_sse41.cpp) are compiled for their ISA with GCC's
-// target pragma on x86-64 and chosen at run time from the CPU.
+// The striped SIMD bands (sw_avx512.cpp, sw_avx2.cpp, sw_sse41.cpp) are compiled for their ISA with
+// GCC's target pragma on x86-64 and chosen at run time from the CPU.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define TP_SW_SIMD 1
 #endif
@@ -81,6 +81,9 @@ void* sw_profile(const SwProfileKey& key, std::size_t bytes, bool& fresh);
 // Farrar's striped layout (query rows across lanes) with a lazy-F pass, per ISA and lane width.
 // Defined only where the compiler can target the ISA (GCC on x86-64); call only when the CPU
 // supports it.
+SwBandBest sw_band_avx512_8(const SwBand& b) noexcept;
+SwBandBest sw_band_avx512_16(const SwBand& b) noexcept;
+SwBandBest sw_band_avx512_32(const SwBand& b) noexcept;
 SwBandBest sw_band_avx2_8(const SwBand& b) noexcept;
 SwBandBest sw_band_avx2_16(const SwBand& b) noexcept;
 SwBandBest sw_band_avx2_32(const SwBand& b) noexcept;

@@ -247,13 +247,13 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       // holding it in a real row (vmax's lanes are the lane maxima over the real rows, so no pass
       // over the column), then the first of their rows in lane order.
       const std::int64_t end = col_max > best ? rows : best_row;
-      std::uint32_t hit = O::eq_mask(vmax, O::set1(narrow<O>(col_max)));
+      std::uint64_t hit = O::eq_mask(vmax, O::set1(narrow<O>(col_max)));  // a bit per byte
       bool found = false;
       while (hit != 0 && !found) {
-        const auto l = static_cast<std::int64_t>(__builtin_ctz(hit) / sizeof(T));
+        const auto l = static_cast<std::int64_t>(__builtin_ctzll(hit) / sizeof(T));
         if (l * seg >= end) break;
         const auto next = static_cast<unsigned>(l + 1) * sizeof(T);  // the next lane's first bit
-        hit = next >= 32 ? 0 : hit & ~((1u << next) - 1u);
+        hit = next >= 64 ? 0 : hit & ~((std::uint64_t{1} << next) - 1u);
         for (std::int64_t v = 0; v < seg && l * seg + v < end; ++v) {
           if (widen<O>(hct[static_cast<std::size_t>(v * L + l)]) == col_max) {
             best = col_max;

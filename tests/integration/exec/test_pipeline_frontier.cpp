@@ -163,7 +163,8 @@ TEST(PipelineFrontier, simd_tile_functions_match_the_sequential_dp_across_ranks)
   const tp::kernels::GapCosts gaps{10, 1};
   std::vector<tp::kernels::SwOptions> paths;
   // (The scalar function runs in the tests above.)
-  for (const auto isa : {tp::kernels::SwIsa::sse41, tp::kernels::SwIsa::avx2}) {
+  for (const auto isa :
+       {tp::kernels::SwIsa::sse41, tp::kernels::SwIsa::avx2, tp::kernels::SwIsa::avx512}) {
     if (!tp::kernels::sw_isa_supported(isa)) continue;
     for (const int bits : {8, 16}) paths.push_back({isa, bits});
   }

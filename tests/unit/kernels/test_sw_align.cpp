@@ -169,7 +169,7 @@ TEST(SwTraceback, global_path_is_the_same_in_every_isa) {
     const auto [q, t] = random_pair(rng, s.letters, n, m);
     const auto qe = enc(*s.matrix, q), te = enc(*s.matrix, t);
     const auto scalar = ops_of(sw_global_path(*s.matrix, qe, te, s.gaps, 1, SwIsa::scalar));
-    for (const SwIsa isa : {SwIsa::sse41, SwIsa::avx2}) {
+    for (const SwIsa isa : {SwIsa::sse41, SwIsa::avx2, SwIsa::avx512}) {
       if (!sw_isa_supported(isa)) continue;
       for (const int threads : {1, 2}) {
         EXPECT_EQ(ops_of(sw_global_path(*s.matrix, qe, te, s.gaps, threads, isa)), scalar)

@@ -25,7 +25,7 @@ struct Path {
 
 std::vector<Path> paths() {
   std::vector<Path> out;
-  for (const SwIsa isa : {SwIsa::scalar, SwIsa::sse41, SwIsa::avx2}) {
+  for (const SwIsa isa : {SwIsa::scalar, SwIsa::sse41, SwIsa::avx2, SwIsa::avx512}) {
     if (!sw_isa_supported(isa)) continue;
     out.push_back({isa, 8});
     if (isa != SwIsa::scalar) {
@@ -77,7 +77,8 @@ TEST(SwSimd, the_cpu_can_run_the_isa_chosen_by_default) {
   EXPECT_EQ(k->isa(), best_sw_isa());
   EXPECT_TRUE(sw_isa_supported(SwIsa::scalar));
   EXPECT_EQ(*parse_sw_isa("avx2"), SwIsa::avx2);
-  EXPECT_FALSE(parse_sw_isa("avx512").has_value());
+  EXPECT_EQ(*parse_sw_isa("avx512"), SwIsa::avx512);
+  EXPECT_FALSE(parse_sw_isa("avx512bw").has_value());
 }
 
 TEST(SwSimd, random_pairs_match_the_scalar_dp_on_every_path) {
@@ -224,7 +225,10 @@ TEST(SwSimd, bands_default_to_band_vectors_of_the_first_lanes) {
     if (p.isa == SwIsa::scalar) continue;
     const auto k = SwKernel::make(b, one, one, {}, SwOptions{p.isa, p.min_bits});
     ASSERT_TRUE(k.has_value());
-    const std::int64_t lanes = (p.isa == SwIsa::avx2 ? 256 : 128) / p.min_bits;
+    const std::int64_t lanes = (p.isa == SwIsa::avx512 ? 512
+                                : p.isa == SwIsa::avx2 ? 256
+                                                       : 128) /
+                               p.min_bits;
     EXPECT_EQ(k->band_rows(), SwKernel::band_vectors * lanes) << name(p);
     EXPECT_EQ(SwKernel::make(b, one, one, {}, SwOptions{p.isa, p.min_bits, 8})->band_rows(), 8);
   }
@@ -358,7 +362,7 @@ TEST(SwSimd, padding_rows_never_hold_the_best_cell) {
 
 TEST(SwSimd, make_refuses_an_isa_the_cpu_lacks) {
   const std::vector<std::uint8_t> one{0};
-  for (const SwIsa isa : {SwIsa::sse41, SwIsa::avx2}) {
+  for (const SwIsa isa : {SwIsa::sse41, SwIsa::avx2, SwIsa::avx512}) {
     auto k = SwKernel::make(ScoreMatrix::blosum62(), one, one, {}, SwOptions{isa, 8});
     EXPECT_EQ(k.has_value(), sw_isa_supported(isa)) << to_string(isa);
   }

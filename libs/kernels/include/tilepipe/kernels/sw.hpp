@@ -27,16 +27,16 @@ struct GapCosts {
 /// ScoreMatrix::max_entry. Scores are then computed in units of 1 / factor.
 Expected<int> gap_scale(double open, double extend);
 
-/// The instruction set of the sw tile function.
-enum class SwIsa { scalar, sse41, avx2 };
+/// The instruction set of the sw tile function; avx512 is AVX-512 F, BW and DQ (512-bit lanes).
+enum class SwIsa { scalar, sse41, avx2, avx512 };
 
-/// "scalar", "sse41" or "avx2".
+/// "scalar", "sse41", "avx2" or "avx512".
 std::string_view to_string(SwIsa isa) noexcept;
-/// Parses "scalar", "sse41" or "avx2"; anything else is an Error listing the choices.
+/// Parses "scalar", "sse41", "avx2" or "avx512"; anything else is an Error listing the choices.
 Expected<SwIsa> parse_sw_isa(std::string_view text);
 /// Whether this build and this CPU can run `isa` (scalar always can).
 bool sw_isa_supported(SwIsa isa) noexcept;
-/// The fastest ISA this build and CPU support (avx2, then sse41, then scalar).
+/// The fastest ISA this build and CPU support (avx512, then avx2, then sse41, then scalar).
 SwIsa best_sw_isa() noexcept;
 
 /// How the sw tile function computes; every choice gives the same scores.
@@ -48,7 +48,8 @@ struct SwOptions {
   /// the gap costs fit in [-127, 127]).
   int min_bits = 8;
   /// SIMD only: rows of a band (0, or at least 8); 0: SwKernel::band_vectors vectors of the
-  /// lanes tried first (32768 rows in AVX2's 8-bit lanes, 16384 in its 16-bit ones).
+  /// lanes tried first (32768 rows in AVX2's 8-bit lanes, 16384 in its 16-bit ones; twice as
+  /// many in AVX-512's).
   std::int64_t band_rows = 0;
   /// Where set, every tile adds its cells when it is done (relaxed), and sw_traceback the cells
   /// of its half passes: a count for a progress display, never read by the kernel. It must
