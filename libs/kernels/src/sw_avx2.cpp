@@ -158,6 +158,7 @@ struct Avx2U8 {
   using T = std::uint8_t;
   static constexpr int lanes = 32;
   static constexpr bool saturating = true;
+  static constexpr bool f_in_pairs = true;
   static constexpr T neg_inf = 0;
   static constexpr T offset = 0x80;
   static V set1(std::int32_t x) noexcept { return _mm256_set1_epi8(static_cast<char>(x)); }
@@ -198,6 +199,7 @@ struct Avx2U16 {
   using T = std::uint16_t;
   static constexpr int lanes = 16;
   static constexpr bool saturating = true;
+  static constexpr bool f_in_pairs = true;
   static constexpr T neg_inf = 0;
   static constexpr T offset = 0x8000;
   static V set1(std::int32_t x) noexcept { return _mm256_set1_epi16(static_cast<short>(x)); }
@@ -233,6 +235,7 @@ struct Avx2I32 {
   using T = std::int32_t;
   static constexpr int lanes = 8;
   static constexpr bool saturating = false;
+  static constexpr bool f_in_pairs = true;
   static constexpr T neg_inf = SwKernel::minus_infinity;
   static constexpr T offset = 0;
   static V set1(std::int32_t x) noexcept { return _mm256_set1_epi32(x); }

@@ -138,9 +138,12 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   const std::int32_t overflow_at = std::numeric_limits<T>::max();
   const T lane_min = narrow<O>(O::neg_inf);  // the lanes' least value (0 in narrow lanes)
   const V vgap = O::set1(std::min(b.open, b.extend)), vneg = O::set1(lane_min);
+  using S = std::make_signed_t<T>;  // lanes subtract costs as signed amounts
+  const bool pair_f =
+      O::f_in_pairs && 2 * std::min(b.open, b.extend) <= std::numeric_limits<S>::max();
+  const V vgap2 = O::set1(pair_f ? 2 * std::min(b.open, b.extend) : 0);
   // What a carry loses crossing a whole lane (seg rows), saturated to the lane type.
   const std::int64_t lane_gap = seg * std::min(b.open, b.extend);
-  using S = std::make_signed_t<T>;  // lanes subtract costs as signed amounts
   const V vlane = O::set1(
       static_cast<std::int32_t>(std::min<std::int64_t>(lane_gap, std::numeric_limits<S>::max())));
   const std::int64_t sb = (rows - 1) % seg;  // the band's last row: segment sb, lane lb
@@ -171,40 +174,74 @@ SwBandBest striped_band(const SwBand& b) noexcept {
     const V* pr = prof + static_cast<std::size_t>(b.t[j]) * nvec;
     V vmax = vzero;
     if (j == b.w - 1) std::copy_n(ev, nvec, e_last);
-    // One vector of cells. F is the only chain from vector to vector; it passes one max, one
-    // subtraction and one max (the other terms of H are taken first).
+    // One vector of cells. F is the only chain from vector to vector, and it passes one
+    // subtraction and one max: with X = max(diag + score, E) (and 0 in int32 lanes), H = max(X, F)
+    // and g = min(open, extend),
+    //   F(s+1) = max(F(s) - extend, H(s) - open) = max(F(s) - g, X(s) - open),
+    // as F(s) - open is the smaller of F(s) - extend and F(s) - open. (Through H the chain took
+    // a third operation, and the loop ran at the chain's latency: 1.3-1.4x slower.) Flooring at 0
+    // commutes with both operations, so narrow lanes compute the same.
     const auto cell = [&](std::size_t s) __attribute__((always_inline)) {
       const V e = ev[s];
-      V h;
+      V x;
       if constexpr (O::saturating) {
-        h = O::max(O::max(O::adds(vdiag, pr[s]), e), vf);
+        x = O::max(O::adds(vdiag, pr[s]), e);
       } else {
-        h = O::max(O::max(O::max(O::adds(vdiag, pr[s]), vzero), e), vf);
+        x = O::max(O::max(O::adds(vdiag, pr[s]), vzero), e);
       }
+      const V h = O::max(x, vf);
       hc[s] = h;
       vmax = O::max(vmax, h);
       const V h_open = O::subs(h, vopen);
       ev[s] = O::max(O::subs(e, vext), h_open);
-      vf = O::max(O::subs(vf, vext), h_open);
+      vf = O::max(O::subs(vf, vgap), O::subs(x, vopen));
       vdiag = hp[s];
     };
+    // Two vectors: F of the second from the first's, off the chain, which goes straight to the
+    // third's, F(s+2) = max(F(s) - 2g, max(X(s) - open - g, X(s+1) - open)): one subtraction
+    // and one max per two vectors, for one more operation per pair (pair_f: where the ISA's loop
+    // is bound by the chain, O::f_in_pairs, and 2g fits the lanes' signed subtrahend).
+    const auto cells2 = [&](std::size_t s) __attribute__((always_inline)) {
+      const V e0 = ev[s], e1 = ev[s + 1];
+      V x0, x1;
+      if constexpr (O::saturating) {
+        x0 = O::max(O::adds(vdiag, pr[s]), e0);
+        x1 = O::max(O::adds(hp[s], pr[s + 1]), e1);
+      } else {
+        x0 = O::max(O::max(O::adds(vdiag, pr[s]), vzero), e0);
+        x1 = O::max(O::max(O::adds(hp[s], pr[s + 1]), vzero), e1);
+      }
+      vdiag = hp[s + 1];
+      const V xo0 = O::subs(x0, vopen), xo1 = O::subs(x1, vopen);
+      const V f1 = O::max(O::subs(vf, vgap), xo0);
+      const V h0 = O::max(x0, vf), h1 = O::max(x1, f1);
+      vf = O::max(O::subs(vf, vgap2), O::max(O::subs(xo0, vgap), xo1));
+      hc[s] = h0;
+      hc[s + 1] = h1;
+      vmax = O::max(vmax, O::max(h0, h1));
+      ev[s] = O::max(O::subs(e0, vext), O::subs(h0, vopen));
+      ev[s + 1] = O::max(O::subs(e1, vext), O::subs(h1, vopen));
+    };
+    const auto run = [&](std::size_t & s, std::size_t end) __attribute__((always_inline)) {
+      if (pair_f) {
+        for (; s + 1 < end; s += 2) cells2(s);
+      } else {
+        // GCC then keeps F and the column maximum in place (one vector per iteration costs two
+        // register copies, a fifth of the loop's instructions).
+        for (; s + 1 < end; s += 2) {
+          cell(s);
+          cell(s + 1);
+        }
+      }
+      for (; s < end; ++s) cell(s);
+    };
     std::size_t s = 0;
-    // Two vectors per iteration: GCC then keeps F and the column maximum in place (one vector per
-    // iteration costs two register copies, a fifth of the loop's instructions).
-    for (; s + 1 < static_cast<std::size_t>(sb); s += 2) {
-      cell(s);
-      cell(s + 1);
-    }
-    for (; s < static_cast<std::size_t>(sb); ++s) cell(s);
+    run(s, static_cast<std::size_t>(sb));
     V f_bottom = vf;  // F of segment sb (the band's last row in lane lb)
     cell(s++);
     V vmax_lo = vmax;  // segments 0 .. sb; vmax then holds the rest
     vmax = vzero;
-    for (; s + 1 < nvec; s += 2) {
-      cell(s);
-      cell(s + 1);
-    }
-    for (; s < nvec; ++s) cell(s);
+    run(s, nvec);
 
     // Lazy F with exact carries (see the comment at the top): usually the carry into lane l+1 is
     // what leaves lane l; when a carry could cross a whole lane, a scan over the lanes instead.
