@@ -5,6 +5,7 @@
 #include <tilepipe/kernels/sw.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -33,6 +34,166 @@ template <int bytes>
   return _mm512_alignr_epi8(a, blocks_up, 16 - bytes);
 }
 
+// r[i]'s qword m to r[m]'s qword i (an 8 x 8 transposition of qwords, its own inverse): pairs of
+// rows interleaved in each 128-bit block, then two rounds of block shuffles.
+[[gnu::always_inline]] inline void transpose_qwords(__m512i r[8]) noexcept {
+  __m512i u[8], v[8];
+  for (int i = 0; i < 4; ++i) {
+    u[2 * i] = _mm512_unpacklo_epi64(r[2 * i], r[2 * i + 1]);
+    u[2 * i + 1] = _mm512_unpackhi_epi64(r[2 * i], r[2 * i + 1]);
+  }
+  // 0x88: blocks 0 and 2 of each source; 0xDD: blocks 1 and 3.
+  for (int i = 0; i < 2; ++i) {
+    v[4 * i] = _mm512_shuffle_i64x2(u[4 * i], u[4 * i + 2], 0x88);
+    v[4 * i + 1] = _mm512_shuffle_i64x2(u[4 * i], u[4 * i + 2], 0xDD);
+    v[4 * i + 2] = _mm512_shuffle_i64x2(u[4 * i + 1], u[4 * i + 3], 0x88);
+    v[4 * i + 3] = _mm512_shuffle_i64x2(u[4 * i + 1], u[4 * i + 3], 0xDD);
+  }
+  r[0] = _mm512_shuffle_i64x2(v[0], v[4], 0x88);
+  r[4] = _mm512_shuffle_i64x2(v[0], v[4], 0xDD);
+  r[2] = _mm512_shuffle_i64x2(v[1], v[5], 0x88);
+  r[6] = _mm512_shuffle_i64x2(v[1], v[5], 0xDD);
+  r[1] = _mm512_shuffle_i64x2(v[2], v[6], 0x88);
+  r[5] = _mm512_shuffle_i64x2(v[2], v[6], 0xDD);
+  r[3] = _mm512_shuffle_i64x2(v[3], v[7], 0x88);
+  r[7] = _mm512_shuffle_i64x2(v[3], v[7], 0xDD);
+}
+
+// A vector of 32 word indices (GCC 12 has no _mm512_setr_epi16).
+[[gnu::always_inline]] inline __m512i index_words(const std::array<std::int16_t, 32>& w) noexcept {
+  return _mm512_loadu_si512(w.data());
+}
+
+// The band's faces between row order and the striped layout, 8 vectors (8 rows of every lane) at
+// a time: the 8 vectors' qwords transposed (register m: lane group m, row by row), then the lanes
+// and rows of each register swapped by a permutation, so that each lane's 8 rows lie together.
+// `bytes` is the lane width; a qword holds 8 / bytes lanes.
+template <int bytes>
+struct FaceTranspose {
+  static constexpr int lanes = 64 / bytes;
+  static constexpr int group = 8 / bytes;  // lanes per qword
+  // Rows to lanes within a register: (row i, lane j) at element i group + j goes to j 8 + i.
+  // 8-bit lanes: a byte shuffle within each 128-bit block pairs rows 2b and 2b+1 of each lane,
+  // then a word permutation gathers each lane's four pairs (no byte permutation across blocks,
+  // which needs AVX-512 VBMI).
+  static __m512i to_lanes(__m512i t) noexcept {
+    if constexpr (bytes == 1) {
+      const __m512i pair = _mm512_broadcast_i32x4(
+          _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
+      // Word b 8 + j is (rows 2b, 2b+1; lane j): to j 4 + b.
+      const __m512i words =
+          index_words({0, 8,  16, 24, 1, 9,  17, 25, 2, 10, 18, 26, 3, 11, 19, 27,
+                       4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15, 23, 31});
+      return _mm512_permutexvar_epi16(words, _mm512_shuffle_epi8(t, pair));
+    } else {
+      // Word 4i + j is (row i, lane j): to j 8 + i.
+      const __m512i words =
+          index_words({0, 4, 8,  12, 16, 20, 24, 28, 1, 5, 9,  13, 17, 21, 25, 29,
+                       2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31});
+      return _mm512_permutexvar_epi16(words, t);
+    }
+  }
+  // The inverse of to_lanes.
+  static __m512i to_rows(__m512i w) noexcept {
+    if constexpr (bytes == 1) {
+      // Word j 4 + b back to b 8 + j, then each block's pairs back to rows.
+      const __m512i words =
+          index_words({0, 4, 8,  12, 16, 20, 24, 28, 1, 5, 9,  13, 17, 21, 25, 29,
+                       2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31});
+      const __m512i unpair = _mm512_broadcast_i32x4(
+          _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+      return _mm512_shuffle_epi8(_mm512_permutexvar_epi16(words, w), unpair);
+    } else {
+      const __m512i words =
+          index_words({0, 8,  16, 24, 1, 9,  17, 25, 2, 10, 18, 26, 3, 11, 19, 27,
+                       4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15, 23, 31});
+      return _mm512_permutexvar_epi16(words, w);
+    }
+  }
+  // A lane's 8 rows (the 8 bytes elements of one lane, from block `blk` of w, half `half`),
+  // widened to int32 and offset back, stored at out.
+  template <int blk>
+  static void emit_block(__m512i w, std::int64_t first_lane, std::int64_t full, std::int64_t seg,
+                         std::int64_t v, std::int32_t* out) noexcept {
+    const __m128i q = _mm512_extracti32x4_epi32(w, blk);
+    if constexpr (bytes == 1) {
+      // Two lanes per block: 8 bytes each.
+      const __m512i x = _mm512_xor_si512(_mm512_cvtepu8_epi32(q), _mm512_set1_epi32(0x80));
+      const std::int64_t l = first_lane + 2 * blk;
+      if (l < full) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + l * seg + v),
+                            _mm512_castsi512_si256(x));
+      }
+      if (l + 1 < full) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (l + 1) * seg + v),
+                            _mm512_extracti64x4_epi64(x, 1));
+      }
+    } else {
+      const std::int64_t l = first_lane + blk;
+      if (l < full) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + l * seg + v),
+                            _mm256_xor_si256(_mm256_cvtepu16_epi32(q), _mm256_set1_epi32(0x8000)));
+      }
+    }
+  }
+  // out[l seg + v] = the value of lanes[v L + l], for the rows below `rows`.
+  template <class T>
+  static void lanes_to_rows(const T* lanes_in, std::int64_t seg, std::int64_t rows,
+                            std::int32_t* out) noexcept {
+    const std::int64_t full = std::min<std::int64_t>(rows / seg, lanes);
+    std::int64_t v = 0;
+    for (; v + 8 <= seg; v += 8) {
+      __m512i r[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm512_load_si512(lanes_in + (v + i) * lanes);
+      transpose_qwords(r);
+      for (int m = 0; m < 8; ++m) {
+        if (m * group >= full) break;
+        const __m512i w = to_lanes(r[m]);
+        emit_block<0>(w, m * group, full, seg, v, out);
+        emit_block<1>(w, m * group, full, seg, v, out);
+        emit_block<2>(w, m * group, full, seg, v, out);
+        emit_block<3>(w, m * group, full, seg, v, out);
+      }
+    }
+    constexpr T offset = bytes == 1 ? 0x80 : 0x8000;
+    for (std::int64_t l = 0; l < lanes; ++l) {
+      for (std::int64_t u = l < full ? v : 0; u < seg && l * seg + u < rows; ++u) {
+        out[l * seg + u] = static_cast<T>(lanes_in[u * lanes + l] ^ offset);
+      }
+    }
+  }
+  // out[v L + l] = in[l seg + v] for every lane and v < seg (in: seg L values, padding included).
+  template <class T>
+  static void rows_to_lanes(const T* in, std::int64_t seg, T* out) noexcept {
+    std::int64_t v = 0;
+    for (; v + 8 <= seg; v += 8) {
+      __m512i r[8];
+      for (int m = 0; m < 8; ++m) {
+        // The register of lanes m group .. m group + group - 1, each lane's 8 rows together.
+        const T* p = in + m * group * seg + v;
+        if constexpr (bytes == 1) {
+          const __m512i at =
+              _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(seg));
+          r[m] = to_rows(_mm512_i64gather_epi64(at, p, 1));
+        } else {
+          __m512i w = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+          w = _mm512_inserti32x4(w, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + seg)), 1);
+          w = _mm512_inserti32x4(w, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * seg)),
+                                 2);
+          w = _mm512_inserti32x4(w, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3 * seg)),
+                                 3);
+          r[m] = to_rows(w);
+        }
+      }
+      transpose_qwords(r);
+      for (int i = 0; i < 8; ++i) _mm512_store_si512(out + (v + i) * lanes, r[i]);
+    }
+    for (std::int64_t l = 0; l < lanes; ++l) {
+      for (std::int64_t u = v; u < seg; ++u) out[u * lanes + l] = in[l * seg + u];
+    }
+  }
+};
+
 // 64 lanes of 8 bits, held as in sw_avx2.cpp's Avx2U8 (x - 128 in signed saturating lanes).
 struct Avx512U8 {
   using V = __m512i;
@@ -59,6 +220,13 @@ struct Avx512U8 {
   static V shift_in(V a, T x) noexcept { return shift_lanes_in<1>(a, set1(x)); }
   static void store(T* p, V v) noexcept { _mm512_store_si512(p, v); }
   static V load(const T* p) noexcept { return _mm512_load_si512(p); }
+  static void lanes_to_rows(const T* lanes_in, std::int64_t seg, std::int64_t rows,
+                            std::int32_t* out) noexcept {
+    FaceTranspose<1>::lanes_to_rows(lanes_in, seg, rows, out);
+  }
+  static void rows_to_lanes(const T* in, std::int64_t seg, T* out) noexcept {
+    FaceTranspose<1>::rows_to_lanes(in, seg, out);
+  }
 };
 
 // 32 lanes of 16 bits, held as in Avx2U16 (x - 32768 in signed saturating lanes).
@@ -85,6 +253,13 @@ struct Avx512U16 {
   static V shift_in(V a, T x) noexcept { return shift_lanes_in<2>(a, set1(x)); }
   static void store(T* p, V v) noexcept { _mm512_store_si512(p, v); }
   static V load(const T* p) noexcept { return _mm512_load_si512(p); }
+  static void lanes_to_rows(const T* lanes_in, std::int64_t seg, std::int64_t rows,
+                            std::int32_t* out) noexcept {
+    FaceTranspose<2>::lanes_to_rows(lanes_in, seg, rows, out);
+  }
+  static void rows_to_lanes(const T* in, std::int64_t seg, T* out) noexcept {
+    FaceTranspose<2>::rows_to_lanes(in, seg, out);
+  }
 };
 
 // 16 lanes of int32: exact for every score SwKernel::make accepts.

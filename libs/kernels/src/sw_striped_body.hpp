@@ -101,8 +101,8 @@ SwBandBest striped_band(const SwBand& b) noexcept {
   auto* evt = reinterpret_cast<T*>(ev);
   {
     // H and E of column c0 from the left face (E = max(H - open, E - extend) in 32 bits) in the
-    // lanes' bits, first in row order (a loop the compiler vectorizes), then into the striped
-    // layout, lane by lane; rows from `rows` on are padding.
+    // lanes' bits, first in row order (a loop the compiler vectorizes), with the padding rows
+    // from `rows` on (H 0, E minus infinity), then into the striped layout.
     T* const th = reinterpret_cast<T*>(e_last + stride);
     T* const te = th + nvec * L;
     {
@@ -117,18 +117,18 @@ SwBandBest striped_band(const SwBand& b) noexcept {
         e_out[r] = narrow<O>(std::max(h_in[r] - open, e_in[r] - extend));
       }
     }
-    for (std::int64_t l = 0; l < L; ++l) {
-      const std::int64_t real = std::clamp<std::int64_t>(rows - l * seg, 0, seg);
-      const T* lh = th + std::min(l * seg, rows);
-      const T* le = te + std::min(l * seg, rows);
-      std::int64_t v = 0;
-      for (; v < real; ++v) {
-        hpt[v * L + l] = lh[v];
-        evt[v * L + l] = le[v];
-      }
-      for (; v < seg; ++v) {
-        hpt[v * L + l] = narrow<O>(0);
-        evt[v * L + l] = narrow<O>(O::neg_inf);
+    const auto lane_rows = static_cast<std::size_t>(seg * L);
+    std::fill(th + rows, th + lane_rows, narrow<O>(0));
+    std::fill(te + rows, te + lane_rows, narrow<O>(O::neg_inf));
+    if constexpr (requires { O::rows_to_lanes(th, seg, hpt); }) {
+      O::rows_to_lanes(th, seg, hpt);  // the ISA's transposition
+      O::rows_to_lanes(te, seg, evt);
+    } else {
+      for (std::int64_t l = 0; l < L; ++l) {
+        for (std::int64_t v = 0; v < seg; ++v) {
+          hpt[v * L + l] = th[l * seg + v];
+          evt[v * L + l] = te[l * seg + v];
+        }
       }
     }
   }

@@ -245,10 +245,11 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
   std::mt19937_64 rng(77);
   const auto& b = ScoreMatrix::blosum62();
   const std::int32_t ninf = SwKernel::minus_infinity;
-  for (int round = 0; round < 36; ++round) {
-    // Tall tiles from round 30: the lanes' columns go back to rows in blocks of 8 vectors
-    // (sw_avx2.cpp), with padding in the last lanes and rows past the last block.
-    const exec::Index tall[] = {256, 263, 1000, 1031, 2311, 4096};
+  for (int round = 0; round < 42; ++round) {
+    // Tall tiles from round 30: the faces go between rows and lanes in blocks of 8 vectors
+    // (sw_avx2.cpp, sw_avx512.cpp), with padding in the last lanes and rows past the last block;
+    // from round 36 in 8-bit lanes (64 AVX-512 lanes take blocks from 449 rows on).
+    const exec::Index tall[] = {256, 263, 1000, 1031, 2311, 4096, 449, 512, 600, 1031, 2311, 4096};
     const exec::Index h = round < 30 ? 8 + static_cast<exec::Index>(rng() % 90) : tall[round - 30];
     const exec::Index w = 16 + static_cast<exec::Index>(rng() % 90);
     const auto qe = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(h) + 5));
@@ -257,7 +258,7 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
     // Face values within 8 bits, up to and past the 8-bit limit (254), within 16 bits, near the
     // signed 16-bit integer's limit, up to and past the 16-bit limit (65534), and beyond.
     const std::int32_t tops[] = {100, 257, 900, 32800, 65537, 70000};
-    const std::int32_t top = tops[round % 6];
+    const std::int32_t top = round >= 36 ? tops[0] : tops[round % 6];
     const auto value = [&](bool gap) {
       if (gap && rng() % 4 == 0) return ninf;
       return static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(top)) -
