@@ -109,8 +109,9 @@ def smith_waterman():
             if "load_before" in meta else "")
     out = [f"### Smith-Waterman against parasail (`{rel(d)}`{load})", "",
            "| pair | tilepipe 1 CPU | parasail's best | 1 CPU / parasail (target 1.0) | "
+           "1 CPU `--simd avx2` / parasail | "
            "2 CPUs, 2 ranks / 1 CPU (target 1.85) | model's 2 CPUs, 2 ranks / 1 CPU | "
-           "two 1-CPU runs at once / 1 CPU |", "|---|---|---|---:|---|---|---:|"]
+           "two 1-CPU runs at once / 1 CPU |", "|---|---|---|---:|---:|---|---|---:|"]
     for work in ("protein", "dna"):
         recs = {r["config"]: r for r in j["records"] if r["workload"] == work and "config" in r}
         one = recs["tilepipe 1 CPU"]
@@ -122,9 +123,12 @@ def smith_waterman():
 
         two = recs.get("two 1-CPU runs at once")
         two_cell = f"{two['speedup_vs_1cpu']:.2f}x" if two else "-"
-        out.append(f"| {work} {one['length']}x{one['length']} | {one['gcups']:.2f} GCUPS | "
+        avx2 = recs.get("tilepipe 1 CPU, --simd avx2")
+        avx2_cell = f"{avx2['gcups'] / para['gcups']:.2f}x" if avx2 else "-"
+        isa = f" ({one['simd']})" if one.get("simd") else ""
+        out.append(f"| {work} {one['length']}x{one['length']} | {one['gcups']:.2f} GCUPS{isa} | "
                    f"{para['config'].split()[1]} {para['gcups']:.2f} GCUPS | "
-                   f"{one['gcups'] / para['gcups']:.2f}x | "
+                   f"{one['gcups'] / para['gcups']:.2f}x | {avx2_cell} | "
                    f"{recs['tilepipe 2 CPUs']['speedup_vs_1cpu']:.2f}x, "
                    f"{recs['tilepipe 2 ranks']['speedup_vs_1cpu']:.2f}x | "
                    f"{model('tilepipe 2 CPUs')}, {model('tilepipe 2 ranks')} | "
