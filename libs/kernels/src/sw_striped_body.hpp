@@ -256,20 +256,27 @@ SwBandBest striped_band(const SwBand& b) noexcept {
       }
       carry = O::load(carries);
     }
-    for (s = 0; s < nvec; ++s) {
-      const V h_old = hc[s];
-      if (s == static_cast<std::size_t>(sb)) f_bottom = O::max(f_bottom, carry);
+    const auto lazy = [&](std::size_t u) __attribute__((always_inline)) {
+      const V h_old = hc[u];
+      if (u == static_cast<std::size_t>(sb)) f_bottom = O::max(f_bottom, carry);
       const V h = O::max(h_old, carry);
-      hc[s] = h;
-      if (s <= static_cast<std::size_t>(sb)) {
+      hc[u] = h;
+      if (u <= static_cast<std::size_t>(sb)) {
         vmax_lo = O::max(vmax_lo, h);
       } else {
         vmax = O::max(vmax, h);
       }
-      ev[s] = O::max(ev[s], O::subs(h, vopen));  // the next column's E sees the raised H
+      ev[u] = O::max(ev[u], O::subs(h, vopen));  // the next column's E sees the raised H
       carry = O::subs(carry, vgap);
-      if (!O::any_gt(carry, O::subs(h_old, vopen))) break;
+      return h_old;
+    };
+    // The stop is tested every second vector: a vector past the stop changes nothing (the
+    // carries there are at most the main pass's F, see the top of this file).
+    for (s = 0; s + 1 < nvec; s += 2) {
+      lazy(s);
+      if (!O::any_gt(carry, O::subs(lazy(s + 1), vopen))) break;
     }
+    if (s + 1 == nvec) lazy(s);
 
     vmax = O::max(O::select(keep_lo, vmax_lo, vzero), O::select(keep_hi, vmax, vzero));
 
