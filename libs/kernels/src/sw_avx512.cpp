@@ -194,6 +194,57 @@ struct FaceTranspose {
   }
 };
 
+// A band's query profile for alphabets of at most 31 letters (codes and padding below 32): the
+// striped residue codes first (code `alphabet` for padding rows, in `codes`: nvec x 64 bytes),
+// then per residue a one table of a's scores by code (padding: the lanes' least) looked up for
+// every vector: 8-bit lanes by two in-block byte shuffles and a blend on bit 4 of the code (as
+// sw_avx2.cpp does, no VBMI), 16-bit lanes by one word permutation. Returns false (nothing
+// written) for larger alphabets.
+template <class T>
+bool build_profile_avx512(T* prof, const SwBand& b, std::int64_t seg,
+                          std::uint8_t* codes) noexcept {
+  constexpr int lanes = 64 / static_cast<int>(sizeof(T));
+  const int alphabet = b.alphabet;
+  if (alphabet > 31) return false;
+  auto* c = reinterpret_cast<T*>(codes);
+  const std::int64_t rows = b.rows;
+  for (std::int64_t l = 0; l < lanes; ++l) {
+    const std::int64_t real = std::clamp<std::int64_t>(rows - l * seg, 0, seg);
+    const std::uint8_t* q = b.q + std::min(l * seg, rows);
+    std::int64_t v = 0;
+    for (; v < real; ++v) c[v * lanes + l] = q[v];
+    for (; v < seg; ++v) c[v * lanes + l] = static_cast<T>(alphabet);
+  }
+  alignas(64) T table[32];
+  constexpr T least = sizeof(T) == 1 ? 0x80 : 0x8000;
+  for (int a = 0; a < alphabet; ++a) {
+    for (int k = 0; k < 32; ++k) {
+      table[k] = k < alphabet ? static_cast<T>(b.scores[k * alphabet + a]) : least;
+    }
+    auto* out = reinterpret_cast<__m512i*>(prof + static_cast<std::size_t>(a) * seg * lanes);
+    if constexpr (sizeof(T) == 1) {
+      const __m512i lo = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<__m128i*>(table)));
+      const __m512i hi =
+          _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<__m128i*>(table + 16)));
+      for (std::int64_t v = 0; v < seg; ++v) {
+        const __m512i idx = _mm512_load_si512(codes + v * 64);
+        // Codes 16-31 take the high table: bit 4 moved to each byte's top bit (codes are below
+        // 32, so the 16-bit shift carries no bit into the next byte's top).
+        const __mmask64 high = _mm512_movepi8_mask(_mm512_slli_epi16(idx, 3));
+        _mm512_store_si512(out + v, _mm512_mask_blend_epi8(high, _mm512_shuffle_epi8(lo, idx),
+                                                           _mm512_shuffle_epi8(hi, idx)));
+      }
+    } else {
+      const __m512i words = _mm512_load_si512(table);
+      for (std::int64_t v = 0; v < seg; ++v) {
+        const __m512i idx = _mm512_load_si512(codes + v * 64);
+        _mm512_store_si512(out + v, _mm512_permutexvar_epi16(idx, words));
+      }
+    }
+  }
+  return true;
+}
+
 // 64 lanes of 8 bits, held as in sw_avx2.cpp's Avx2U8 (x - 128 in signed saturating lanes).
 struct Avx512U8 {
   using V = __m512i;
@@ -227,6 +278,10 @@ struct Avx512U8 {
   static void rows_to_lanes(const T* in, std::int64_t seg, T* out) noexcept {
     FaceTranspose<1>::rows_to_lanes(in, seg, out);
   }
+  static bool build_profile(T* prof, const SwBand& b, std::int64_t seg,
+                            std::uint8_t* codes) noexcept {
+    return build_profile_avx512(prof, b, seg, codes);
+  }
 };
 
 // 32 lanes of 16 bits, held as in Avx2U16 (x - 32768 in signed saturating lanes).
@@ -259,6 +314,10 @@ struct Avx512U16 {
   }
   static void rows_to_lanes(const T* in, std::int64_t seg, T* out) noexcept {
     FaceTranspose<2>::rows_to_lanes(in, seg, out);
+  }
+  static bool build_profile(T* prof, const SwBand& b, std::int64_t seg,
+                            std::uint8_t* codes) noexcept {
+    return build_profile_avx512(prof, b, seg, codes);
   }
 };
 
