@@ -324,6 +324,11 @@ def main():
                         f"({min(r['traceback_s']):.3f}-{max(r['traceback_s']):.3f}) | "
                         f"{max(r['max_rss_mb']):.1f} | {r['alignment_length']} |\n")
     print(f"load before {load_before}, after {load_after}; wrote {out_dir}/sw_bench.json, sw_bench.md")
+    # The plot of GCUPS per configuration (plot_sw.py) needs matplotlib, which this script's
+    # virtual environment lacks: the system's python3 has it (Debian's python3-matplotlib).
+    if subprocess.call(["/usr/bin/python3", os.path.join(HERE, "plot_sw.py"), out_dir]) != 0:
+        print("the plot was not written (plot_sw.py needs /usr/bin/python3 with matplotlib: make deps)",
+              file=sys.stderr)
     return 0
 
 
