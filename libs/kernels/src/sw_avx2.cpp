@@ -112,6 +112,87 @@ void u16_lanes_to_rows(const std::uint16_t* lanes, std::int64_t seg, std::int64_
   }
 }
 
+// The left face into the striped layout: out[v L + l] = in[l seg + v] for every lane and v < seg
+// (in: seg L values, padding included), 8 rows of every lane at a time. Each group of 8 lanes
+// is transposed as an 8 x 8 matrix of elements (three rounds of unpacks on the lanes' 8 rows, one
+// register each), which leaves the group's rows in pairs (8-bit) or one per register (16-bit);
+// the row's groups are then put side by side in one vector.
+[[gnu::always_inline]] inline __m128i load_rows8(const void* p) noexcept {
+  return _mm_loadl_epi64(static_cast<const __m128i*>(p));
+}
+
+void u8_rows_to_lanes(const std::uint8_t* in, std::int64_t seg, std::uint8_t* out) noexcept {
+  std::int64_t v = 0;
+  for (; v + 8 <= seg; v += 8) {
+    __m128i rows[4][4];  // [group][k]: rows 2k (low half) and 2k + 1 (high half) of the group
+    for (int g = 0; g < 4; ++g) {
+      const std::uint8_t* p = in + g * 8 * seg + v;
+      __m128i a[8];
+      for (int j = 0; j < 8; ++j) a[j] = load_rows8(p + j * seg);
+      __m128i s1[4], s2[4];
+      for (int j = 0; j < 4; ++j) s1[j] = _mm_unpacklo_epi8(a[2 * j], a[2 * j + 1]);
+      s2[0] = _mm_unpacklo_epi16(s1[0], s1[1]);
+      s2[1] = _mm_unpackhi_epi16(s1[0], s1[1]);
+      s2[2] = _mm_unpacklo_epi16(s1[2], s1[3]);
+      s2[3] = _mm_unpackhi_epi16(s1[2], s1[3]);
+      rows[g][0] = _mm_unpacklo_epi32(s2[0], s2[2]);
+      rows[g][1] = _mm_unpackhi_epi32(s2[0], s2[2]);
+      rows[g][2] = _mm_unpacklo_epi32(s2[1], s2[3]);
+      rows[g][3] = _mm_unpackhi_epi32(s2[1], s2[3]);
+    }
+    for (int k = 0; k < 4; ++k) {
+      const __m128i lo01 = _mm_unpacklo_epi64(rows[0][k], rows[1][k]);  // row 2k, lanes 0-15
+      const __m128i lo23 = _mm_unpacklo_epi64(rows[2][k], rows[3][k]);  // row 2k, lanes 16-31
+      const __m128i hi01 = _mm_unpackhi_epi64(rows[0][k], rows[1][k]);
+      const __m128i hi23 = _mm_unpackhi_epi64(rows[2][k], rows[3][k]);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + (v + 2 * k) * 32),
+                         _mm256_set_m128i(lo23, lo01));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + (v + 2 * k + 1) * 32),
+                         _mm256_set_m128i(hi23, hi01));
+    }
+  }
+  for (std::int64_t l = 0; l < 32; ++l) {
+    for (std::int64_t u = v; u < seg; ++u) out[u * 32 + l] = in[l * seg + u];
+  }
+}
+
+void u16_rows_to_lanes(const std::uint16_t* in, std::int64_t seg, std::uint16_t* out) noexcept {
+  std::int64_t v = 0;
+  for (; v + 8 <= seg; v += 8) {
+    __m128i rows[2][8];  // [group][i]: row i of the group's 8 lanes
+    for (int g = 0; g < 2; ++g) {
+      const std::uint16_t* p = in + g * 8 * seg + v;
+      __m128i a[8];
+      for (int j = 0; j < 8; ++j)
+        a[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + j * seg));
+      __m128i s1[8], s2[8];
+      for (int j = 0; j < 4; ++j) {
+        s1[2 * j] = _mm_unpacklo_epi16(a[2 * j], a[2 * j + 1]);      // rows 0-3 of lanes 2j, 2j+1
+        s1[2 * j + 1] = _mm_unpackhi_epi16(a[2 * j], a[2 * j + 1]);  // rows 4-7
+      }
+      for (int h = 0; h < 2; ++h) {                                // rows 0-3, then 4-7
+        s2[4 * h] = _mm_unpacklo_epi32(s1[h], s1[2 + h]);          // rows 4h, 4h+1; lanes 0-3
+        s2[4 * h + 1] = _mm_unpackhi_epi32(s1[h], s1[2 + h]);      // rows 4h+2, 4h+3; lanes 0-3
+        s2[4 * h + 2] = _mm_unpacklo_epi32(s1[4 + h], s1[6 + h]);  // rows 4h, 4h+1; lanes 4-7
+        s2[4 * h + 3] = _mm_unpackhi_epi32(s1[4 + h], s1[6 + h]);  // rows 4h+2, 4h+3; lanes 4-7
+      }
+      for (int h = 0; h < 2; ++h) {
+        rows[g][4 * h] = _mm_unpacklo_epi64(s2[4 * h], s2[4 * h + 2]);
+        rows[g][4 * h + 1] = _mm_unpackhi_epi64(s2[4 * h], s2[4 * h + 2]);
+        rows[g][4 * h + 2] = _mm_unpacklo_epi64(s2[4 * h + 1], s2[4 * h + 3]);
+        rows[g][4 * h + 3] = _mm_unpackhi_epi64(s2[4 * h + 1], s2[4 * h + 3]);
+      }
+    }
+    for (int i = 0; i < 8; ++i) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + (v + i) * 16),
+                         _mm256_set_m128i(rows[1][i], rows[0][i]));
+    }
+  }
+  for (std::int64_t l = 0; l < 16; ++l) {
+    for (std::int64_t u = v; u < seg; ++u) out[u * 16 + l] = in[l * seg + u];
+  }
+}
+
 // A band's query profile in 32 x int8 lanes, for alphabets of at most 31 letters: the striped
 // residue codes first (code `alphabet` for padding rows), then, per residue a, one table of the
 // 32 scores of a (padding: the lanes' least, 0x80) looked up by two in-lane shuffles and a blend
@@ -189,6 +270,9 @@ struct Avx2U8 {
                             std::uint8_t* codes) noexcept {
     return u8_build_profile(prof, b, seg, codes);
   }
+  static void rows_to_lanes(const T* in, std::int64_t seg, T* out) noexcept {
+    u8_rows_to_lanes(in, seg, out);
+  }
 };
 
 // 16 lanes of 16 bits: value x in 0 .. 65535 held as the signed x - 32768 (bits x ^ 0x8000);
@@ -226,6 +310,9 @@ struct Avx2U16 {
   static void lanes_to_rows(const T* lanes, std::int64_t seg, std::int64_t rows,
                             std::int32_t* out) noexcept {
     u16_lanes_to_rows(lanes, seg, rows, out);
+  }
+  static void rows_to_lanes(const T* in, std::int64_t seg, T* out) noexcept {
+    u16_rows_to_lanes(in, seg, out);
   }
 };
 
