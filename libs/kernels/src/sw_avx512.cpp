@@ -165,6 +165,9 @@ struct FaceTranspose {
   // out[v L + l] = in[l seg + v] for every lane and v < seg (in: seg L values, padding included).
   template <class T>
   static void rows_to_lanes(const T* in, std::int64_t seg, T* out) noexcept {
+    // 8-bit lanes: the byte offsets of a group's 8 lanes, one lane every seg values.
+    const __m512i at =
+        _mm512_setr_epi64(0, seg, 2 * seg, 3 * seg, 4 * seg, 5 * seg, 6 * seg, 7 * seg);
     std::int64_t v = 0;
     for (; v + 8 <= seg; v += 8) {
       __m512i r[8];
@@ -172,8 +175,6 @@ struct FaceTranspose {
         // The register of lanes m group .. m group + group - 1, each lane's 8 rows together.
         const T* p = in + m * group * seg + v;
         if constexpr (bytes == 1) {
-          const __m512i at =
-              _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(seg));
           r[m] = to_rows(_mm512_i64gather_epi64(at, p, 1));
         } else {
           __m512i w = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
