@@ -67,10 +67,11 @@ def main():
             cal += ["--link", a.link]
         context.append("calibrate: " + " ".join(cal))
         run(cal)
-    # More threads than cores: the ranks block (--sync block) and share the cores. The simulator
-    # has no notion of ranks sharing a core; its machine then charges the block mode's
-    # notification as t_sync and every tile threads / cores times its time (each rank's share of
-    # the cores while all compute; the fill and drain, when fewer compute, are charged the same).
+    # More threads than cores: the ranks block (--sync block) and share the cores. The machine
+    # then says so (network.hosts: every rank on one host of --cores cores, docs/model.md "Ranks
+    # that share cores"), with the block mode's futex wake-up, as calibrate measured it
+    # (notes.notify_us.block), paid by a thread that slept on its faces or at its step barrier;
+    # t_sync stays the calibrated mode's (what a step costs when nobody sleeps).
     with open(machine) as f:
         calibrated = json.load(f)
     shared_machines = {}
@@ -80,19 +81,18 @@ def main():
             return machine
         if (threads, nodes) not in shared_machines:
             m = json.loads(json.dumps(calibrated))
-            c = m["comm"]
-            c["t_sync_us"] = m["notes"]["notify_us"]["block"]
-            if a.link:  # as calibrate --link stores it: what the transport adds to the flight
-                c["t_sync_us"] = max(0.0, c["t_sync_us"] - (c["latency_us"] + 8e6 /
-                                                            c["bandwidth_bytes_per_s"]))
+            wake = m["notes"]["notify_us"]["block"]
+            if a.link:  # as calibrate --link treats t_sync: what the transport adds to the flight
+                c = m["comm"]
+                wake = max(0.0, wake - (c["latency_us"] + 8e6 / c["bandwidth_bytes_per_s"]))
             net = m.setdefault("network", {})
-            net["nodes"] = [{"node": n, "compute_scale": threads / a.cores} for n in range(nodes)]
+            net["hosts"] = {"ranks_per_host": nodes, "cores": a.cores, "wake_us": wake}
             path = os.path.join(a.out, f"machine-shared-{nodes}x{threads // nodes}.json")
             with open(path, "w") as f:
                 json.dump(m, f, indent=1)
             shared_machines[(threads, nodes)] = path
-            context.append(f"{threads} threads on {a.cores} cores: {path} (t_sync = block "
-                           f"notify, compute_scale {threads / a.cores:g})")
+            context.append(f"{threads} threads on {a.cores} cores: {path} (network.hosts: "
+                           f"{nodes} ranks on {a.cores} cores, wake {wake:.1f} us)")
         return shared_machines[(threads, nodes)]
 
     configs = []

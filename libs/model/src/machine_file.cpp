@@ -34,7 +34,8 @@ constexpr double max_compute_scale = 1e6;   ///< or slower
 constexpr std::int64_t max_element_bytes = std::int64_t{1} << 20;
 constexpr std::int64_t max_tile_points = std::int64_t{1} << 53;  ///< exact as a double
 constexpr std::int64_t max_torus_extent = std::int64_t{1} << 20;
-constexpr std::int64_t max_cores = std::int64_t{1} << 20;  ///< CPUs of one node
+constexpr std::int64_t max_host_count = std::int64_t{1} << 20;  ///< ranks or cores of a host
+constexpr std::int64_t max_cores = std::int64_t{1} << 20;       ///< CPUs of one node
 /// The transports a file may be for: this build's, and the seeds' reference clusters'.
 constexpr std::string_view known_transports[] = {"shm", "mpi", "sci-dma"};
 
@@ -196,7 +197,8 @@ Json compute_json(const ComputeCost& c) {
 
 Expected<Network> read_network(const Json& j, std::string_view origin) {
   Reader r(j, "network.", origin);
-  TP_TRY(r.only({"topology", "torus", "link_bandwidth_bytes_per_s", "hop_latency_us", "nodes"}));
+  TP_TRY(r.only(
+      {"topology", "torus", "link_bandwidth_bytes_per_s", "hop_latency_us", "nodes", "hosts"}));
   Network n;
   if (r.has("topology")) {
     auto t = r.string("topology");
@@ -268,6 +270,29 @@ Expected<Network> read_network(const Json& j, std::string_view origin) {
         o.bandwidth_bytes_per_s = *b;
       }
       n.nodes.push_back(o);
+    }
+  }
+  if (r.has("hosts")) {
+    const Json& h = j.at("hosts");
+    if (!h.is_object()) return r.error("'network.hosts' must be an object");
+    Reader rh(h, "network.hosts.", origin);
+    TP_TRY(rh.only({"ranks_per_host", "cores", "wake_us"}));
+    for (const char* key : {"ranks_per_host", "cores"}) {
+      if (!rh.has(key)) {
+        return r.error("missing field 'network.hosts." + std::string(key) +
+                       "' (ranks sharing a host's cores need ranks_per_host and cores)");
+      }
+    }
+    auto per_host = rh.count("ranks_per_host", max_host_count);
+    if (!per_host) return Unexpected{per_host.error()};
+    auto cores = rh.count("cores", max_host_count);
+    if (!cores) return Unexpected{cores.error()};
+    n.hosts.ranks_per_host = *per_host;
+    n.hosts.cores = *cores;
+    if (rh.has("wake_us")) {
+      auto w = rh.number("wake_us", 0, max_duration_us);
+      if (!w) return Unexpected{w.error()};
+      n.hosts.wake = Seconds{*w * 1e-6};
     }
   }
   return n;
@@ -563,6 +588,11 @@ std::string machine_to_json(const Machine& m) {
         a.push_back(x);
       }
       net["nodes"] = a;
+    }
+    if (n.hosts.shared()) {
+      net["hosts"] = {{"ranks_per_host", n.hosts.ranks_per_host},
+                      {"cores", n.hosts.cores},
+                      {"wake_us", n.hosts.wake.count() * 1e6}};
     }
     j["network"] = net;
   }

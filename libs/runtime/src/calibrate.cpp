@@ -349,7 +349,10 @@ Expected<model::Machine> fit_machine(const CalibrateSpec& spec, const RawCalibra
   }
   m.t_sync_in = model::Seconds{raw.t_sync_in_s};
   m.tile_spread = raw.tile_spread;
-  m.send_mode = model::SendMode::serial;
+  // The emulated link is one pipe per destination (comm's LinkEmulator): messages to different
+  // neighbours travel at once. The bare shared memory transport's sender copies them one after
+  // another.
+  m.send_mode = spec.link.enabled ? model::SendMode::parallel : model::SendMode::serial;
   nlohmann::json notes;
   // Modes not measured (over MPI only the runs' mode is: the mode is a World setting) are null.
   const auto us = [](double s) { return s >= 0 ? nlohmann::json(s * 1e6) : nlohmann::json(); };

@@ -7,12 +7,14 @@
 #include "simulator.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace tp::sim::detail {
 
-void Simulator::push(double t, std::int64_t id, bool hop) {
-  queue_.push(Event{t, seq_++, id, hop});
+void Simulator::push(double t, std::int64_t id, EventKind kind, std::uint64_t version) {
+  queue_.push(Event{t, seq_++, id, kind, version});
 }
 
 double Simulator::start_sends(std::int64_t id, std::int64_t s, const Stamp& from) {
@@ -69,7 +71,7 @@ double Simulator::start_sends(std::int64_t id, std::int64_t s, const Stamp& from
     ++r.pending;
     r.result.messages_sent += n;
     r.result.bytes_sent += static_cast<std::int64_t>(x.bytes);
-    push(ready, b, true);
+    push(ready, b, EventKind::hop);
   }
   if (started == 0) return 0;
   // The copy is the transfer itself (its flight through the network counts it as well): the
@@ -138,7 +140,7 @@ void Simulator::finish_step(std::int64_t id, const Stamp& inputs) {
   if (s < 0) {  // the comm thread's prefetch of step 0's faces
     r.begin = later(r.begin, inputs);
     r.step = 0;
-    push(r.begin.t, id, false);
+    push(r.begin.t, id, EventKind::step);
     return;
   }
   const double c_full = compute_time(r, s);
@@ -166,7 +168,7 @@ void Simulator::finish_step(std::int64_t id, const Stamp& inputs) {
     if (!comm_bound) r.result.overhead -= Seconds{r.cpu.t - r.begin.t};
     r.begin = end;
     ++r.step;
-    push(end.t, id, false);
+    push(end.t, id, EventKind::step);
     return;
   }
   // Substeps: N subtiles + the skew D of vertical grouping, a barrier (t_sync_in) between them.
@@ -175,16 +177,37 @@ void Simulator::finish_step(std::int64_t id, const Stamp& inputs) {
   const double t_in = machine_.t_sync_in.count();
   Stamp end = later(r.cpu, inputs);
   span(id, s, SpanKind::wait, r.cpu.t, inputs.t);
+  if (sharing_) {
+    // A thread that slept on the faces loses the wake-up; then the host's cores are shared.
+    if (inputs.t > r.cpu.t) {
+      const double wake = machine_.network.hosts.wake.count();
+      span(id, s, SpanKind::sync, end.t, end.t + wake);
+      end = plus_overhead(end, wake);
+      r.result.overhead += Seconds{wake};
+    }
+    r.job_start = end;
+    r.job_tiles = subs * c;
+    r.job_work = subs * c + (subs - 1) * t_in;
+    r.job_c_full = c_full;
+    push(end.t, id, EventKind::compute_start);
+    return;
+  }
   span(id, s, SpanKind::compute, end.t, end.t + subs * c + (subs - 1) * t_in);
   end.t += subs * c + (subs - 1) * t_in;
   end.path.compute += subs * c;
   end.path.overhead += (subs - 1) * t_in;
-  r.result.compute += Seconds{c_full};
   r.result.overhead += Seconds{(subs - 1) * t_in};
+  computed(id, end, c_full);
+}
+
+void Simulator::computed(std::int64_t id, Stamp end, double c_full) {
+  Rank& r = ranks_[static_cast<std::size_t>(id)];
+  const std::int64_t s = r.step;
+  r.result.compute += Seconds{c_full};
   if (!overlap_) {  // blocking: the faces leave now and the thread waits until they arrived
     r.last_arrival = Stamp{};
     const double cpu = start_sends(id, s, end);
-    if (cpu > 0) {
+    if (r.pending > 0) {  // it sent faces (their CPU time may be 0)
       r.result.overhead += Seconds{cpu};
       r.send_cpu = cpu - machine_.t_sync.count();
       r.cpu = end;
@@ -194,7 +217,7 @@ void Simulator::finish_step(std::int64_t id, const Stamp& inputs) {
   }
   r.begin = end;
   ++r.step;
-  push(end.t, id, false);
+  push(end.t, id, EventKind::step);
 }
 
 void Simulator::resolve_sends(std::int64_t id) {
@@ -203,15 +226,115 @@ void Simulator::resolve_sends(std::int64_t id) {
     done(id, later(r.cpu, r.last_arrival));
     return;
   }
-  // Blocking: max(computed + starts, arrived) + t_sync.
+  // Blocking: max(computed + starts, arrived) + t_sync (+ the wake-up of a shared host's rank
+  // that slept on its sends).
   Stamp end = later(plus_overhead(r.cpu, r.send_cpu), r.last_arrival);
   span(id, r.step, SpanKind::wait, r.cpu.t + r.send_cpu, r.last_arrival.t);
+  if (sharing_ && r.last_arrival.t > r.cpu.t + r.send_cpu) {
+    const double wake = machine_.network.hosts.wake.count();
+    span(id, r.step, SpanKind::sync, end.t, end.t + wake);
+    end = plus_overhead(end, wake);
+    r.result.overhead += Seconds{wake};
+  }
   span(id, r.step, SpanKind::sync, end.t, end.t + machine_.t_sync.count());
   end = plus_overhead(end, machine_.t_sync.count());
   r.phase = Rank::Phase::ready;
   r.begin = end;
   ++r.step;
-  push(end.t, id, false);
+  push(end.t, id, EventKind::step);
+}
+
+void Simulator::host_advance(Host& h) {
+  const double dt = t_now_ - h.last;
+  if (dt > 0) {
+    for (const std::int64_t id : h.active) {
+      ranks_[static_cast<std::size_t>(id)].remaining -= dt * pace(h, id);
+    }
+  }
+  h.last = t_now_;
+}
+
+void Simulator::occupy(Host& h, std::int64_t id, int sign) {
+  const model::Hosts& hosts = machine_.network.hosts;
+  const std::int64_t cpus = plan_.cpus();
+  const std::int64_t first = id % hosts.ranks_per_host * cpus;
+  for (std::int64_t t = 0; t < std::min(cpus, hosts.cores); ++t) {
+    // Threads t, t + cores, ... of the rank share core (first + t) mod cores.
+    const std::int64_t on_core = (cpus - t + hosts.cores - 1) / hosts.cores;
+    h.computing[static_cast<std::size_t>((first + t) % hosts.cores)] +=
+        sign * static_cast<int>(on_core);
+  }
+}
+
+double Simulator::pace(const Host& h, std::int64_t id) const {
+  const model::Hosts& hosts = machine_.network.hosts;
+  const std::int64_t cpus = plan_.cpus();
+  const std::int64_t first = id % hosts.ranks_per_host * cpus;
+  // The slowest of its threads: on a core with n computing threads, each thread goes at 1 / n.
+  int most = 1;
+  for (std::int64_t t = 0; t < std::min(cpus, hosts.cores); ++t) {
+    most = std::max(most, h.computing[static_cast<std::size_t>((first + t) % hosts.cores)]);
+  }
+  return 1.0 / static_cast<double>(most);
+}
+
+void Simulator::host_schedule(std::int64_t host) {
+  Host& h = hosts_[static_cast<std::size_t>(host)];
+  ++h.version;
+  if (h.active.empty()) return;
+  double first = std::numeric_limits<double>::infinity();
+  for (const std::int64_t id : h.active) {
+    first = std::min(first,
+                     std::max(0.0, ranks_[static_cast<std::size_t>(id)].remaining) / pace(h, id));
+  }
+  push(t_now_ + first, host, EventKind::compute_end, h.version);
+}
+
+void Simulator::compute_start(std::int64_t id) {
+  Rank& r = ranks_[static_cast<std::size_t>(id)];
+  const std::int64_t host = id / machine_.network.hosts.ranks_per_host;
+  Host& h = hosts_[static_cast<std::size_t>(host)];
+  host_advance(h);
+  r.remaining = r.job_work;
+  h.active.push_back(id);
+  occupy(h, id, +1);
+  host_schedule(host);
+}
+
+void Simulator::compute_end(std::int64_t host) {
+  Host& h = hosts_[static_cast<std::size_t>(host)];
+  host_advance(h);
+  // Every computation within rounding of its end ends now (the one scheduled, and any tie).
+  std::vector<std::int64_t> ended;
+  std::erase_if(h.active, [&](std::int64_t id) {
+    const Rank& r = ranks_[static_cast<std::size_t>(id)];
+    if (r.remaining > 1e-9 * r.job_work) return false;
+    ended.push_back(id);
+    return true;
+  });
+  for (const std::int64_t id : ended) occupy(h, id, -1);
+  host_schedule(host);
+  for (const std::int64_t id : ended) {
+    Rank& r = ranks_[static_cast<std::size_t>(id)];
+    Stamp end = r.job_start;
+    const double elapsed = t_now_ - end.t;
+    // The stretched time on the chain: the tiles' share as compute, the barriers' as overhead.
+    const double tiles = r.job_work > 0 ? elapsed * r.job_tiles / r.job_work : 0;
+    end.t = t_now_;
+    end.path.compute += tiles;
+    end.path.overhead += elapsed - tiles;
+    r.result.overhead += Seconds{elapsed - tiles};
+    span(id, r.step, SpanKind::compute, r.job_start.t, t_now_);
+    if (plan_.cpus() > 1) {
+      // The step barrier: the threads that arrived first slept; the last one's wakes them.
+      const double wake = machine_.network.hosts.wake.count();
+      span(id, r.step, SpanKind::sync, end.t, end.t + wake);
+      end = plus_overhead(end, wake);
+      r.result.overhead += Seconds{wake};
+    }
+    // The rank's compute figure: the time its threads took, sharing the cores.
+    computed(id, end, r.job_work > 0 ? r.job_c_full * elapsed / r.job_work : r.job_c_full);
+  }
 }
 
 std::int64_t Simulator::torus_next(std::int64_t pos, std::int64_t dst, int* link) const {
@@ -267,7 +390,7 @@ void Simulator::hop(std::int64_t b) {
   if (x.stage == 3) {
     deliver(b, end + machine_.link.latency.count());
   } else {
-    push(start + extra, b, true);
+    push(start + extra, b, EventKind::hop);
   }
 }
 
@@ -366,7 +489,7 @@ Expected<SimResult> Simulator::run() {
   TP_TRY(set_up());
   for (std::int64_t r = 0; r < plan_.nodes(); ++r) {
     ranks_[static_cast<std::size_t>(r)].begin = Stamp{0, {}};
-    push(0, r, false);
+    push(0, r, EventKind::step);
   }
   const std::int64_t report_every = 1 << 16;
   while (!queue_.empty()) {
@@ -374,16 +497,26 @@ Expected<SimResult> Simulator::run() {
     queue_.pop();
     t_now_ = e.t;
     ++events_;
-    if (e.hop) {
-      hop(e.id);
-    } else {
-      Rank& r = ranks_[static_cast<std::size_t>(e.id)];
-      if (r.step < 0) {
-        r.phase = Rank::Phase::inputs;
-        try_inputs(e.id);
-      } else {
-        begin_step(e.id);
+    switch (e.kind) {
+      case EventKind::hop:
+        hop(e.id);
+        break;
+      case EventKind::step: {
+        Rank& r = ranks_[static_cast<std::size_t>(e.id)];
+        if (r.step < 0) {
+          r.phase = Rank::Phase::inputs;
+          try_inputs(e.id);
+        } else {
+          begin_step(e.id);
+        }
+        break;
       }
+      case EventKind::compute_start:
+        compute_start(e.id);
+        break;
+      case EventKind::compute_end:
+        if (e.version == hosts_[static_cast<std::size_t>(e.id)].version) compute_end(e.id);
+        break;
     }
     if (handovers_.size() >= next_collect_) collect_handovers();
     if (options_.progress && events_ % report_every == 0) {

@@ -87,6 +87,12 @@ struct Rank {
   std::vector<std::deque<Arrival>> inbox;  ///< per factor, in step order
   RankResult result;
   bool started = false;
+  // A shared host's computation of the current step (Simulator::sharing_).
+  Stamp job_start;        ///< when it started (after any wake-up)
+  double job_work = 0;    ///< its length on cores of its own: tiles and the barriers between them
+  double job_tiles = 0;   ///< the tiles' part of job_work
+  double job_c_full = 0;  ///< one full tile's time (RankResult::compute)
+  double remaining = 0;   ///< of job_work, while computing
 };
 
 /// A batch: the faces one rank sends in one step across one mesh dimension (one message per
@@ -112,11 +118,30 @@ struct Resource {
   double bw = 1;
 };
 
+/// What an event does.
+enum class EventKind : std::uint8_t {
+  step,           ///< rank `id` begins its step
+  hop,            ///< batch `id` reaches its next hop
+  compute_start,  ///< rank `id` starts its step's tiles on a shared host
+  compute_end,    ///< host `id`'s next computation ends (if `version` is still the host's)
+};
+
 struct Event {
   double t;
   std::uint64_t seq;
   std::int64_t id;
-  bool hop;  ///< false: rank `id` begins its step; true: batch `id` reaches its next hop
+  EventKind kind;
+  std::uint64_t version = 0;  ///< compute_end: the host's version when it was scheduled
+};
+
+/// A host whose cores its ranks' threads share (model::Hosts): thread t of the host's k-th rank
+/// lives on core (k x cpus + t) mod cores, each core shared equally by the threads computing on
+/// it, and a rank's step progresses at the pace of its slowest thread (its step barrier).
+struct Host {
+  std::vector<std::int64_t> active;  ///< ranks computing, in start order
+  std::vector<int> computing;        ///< per core: threads computing on it
+  double last = 0;                   ///< when `remaining` of the active ranks was last updated
+  std::uint64_t version = 0;         ///< bumped at every change; older compute_end events are void
 };
 struct Later {
   bool operator()(const Event& a, const Event& b) const {
@@ -141,13 +166,27 @@ class Simulator {
   [[nodiscard]] std::int64_t senders(const Rank& r, int f, std::int64_t s) const;
   [[nodiscard]] std::int64_t receivers(const Rank& r, int f, std::int64_t s) const;
   // Event handling.
-  void push(double t, std::int64_t id, bool hop);
+  void push(double t, std::int64_t id, EventKind kind, std::uint64_t version = 0);
   /// Starts the sends of step s of rank `id` from `from`; returns the CPU time they take
   /// (t_start per message or per queue, + t_sync when any).
   double start_sends(std::int64_t id, std::int64_t s, const Stamp& from);
   void begin_step(std::int64_t id);
   void try_inputs(std::int64_t id);
   void finish_step(std::int64_t id, const Stamp& inputs);
+  /// The step's tiles computed at `end` (c_full: one full tile's time): its sends (blocking), the
+  /// next step.
+  void computed(std::int64_t id, Stamp end, double c_full);
+  // Shared hosts (processor sharing).
+  /// The active computations' progress up to now.
+  void host_advance(Host& h);
+  /// The pace of rank `id`'s computation on its host now (1: cores of its own).
+  [[nodiscard]] double pace(const Host& h, std::int64_t id) const;
+  /// Adds (+1) or removes (-1) rank `id`'s threads from its host's cores.
+  void occupy(Host& h, std::int64_t id, int sign);
+  /// Schedules the host's next compute_end (voiding older ones).
+  void host_schedule(std::int64_t host);
+  void compute_start(std::int64_t id);
+  void compute_end(std::int64_t host);
   void resolve_sends(std::int64_t id);
   void hop(std::int64_t b);
   void deliver(std::int64_t b, double arrival);
@@ -168,6 +207,8 @@ class Simulator {
   const SimOptions& options_;
   const model::Prediction& prediction_;
 
+  bool sharing_ = false;  ///< ranks share hosts' cores (Machine::network.hosts)
+  std::vector<Host> hosts_;
   bool overlap_ = true;
   bool vertical_ = false;
   bool comm_thread_ = false;

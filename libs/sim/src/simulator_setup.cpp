@@ -144,6 +144,21 @@ Status Simulator::set_up() {
     }
     spans_.resize(static_cast<std::size_t>(nodes));
   }
+  const model::Hosts& hosts = machine_.network.hosts;
+  sharing_ = hosts.shared();
+  if (sharing_) {
+    if (comm_thread_) {
+      return fail(Errc::invalid_argument,
+                  "the machine file's network.hosts (ranks sharing cores) is not simulated with "
+                  "a communication thread");
+    }
+    hosts_.assign(
+        static_cast<std::size_t>((nodes + hosts.ranks_per_host - 1) / hosts.ranks_per_host),
+        Host{});
+    // Threads sit on cores (k x cpus + t) mod cores < min(cores, threads of a host).
+    const std::int64_t used = std::min(hosts.cores, hosts.ranks_per_host * plan_.cpus());
+    for (Host& h : hosts_) h.computing.assign(static_cast<std::size_t>(used), 0);
+  }
   set_up_network();
   if (torus_) {
     std::int64_t size = 1;

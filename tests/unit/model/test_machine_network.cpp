@@ -68,6 +68,44 @@ TEST(MachineNetwork, torus_and_overrides_round_trip) {
   EXPECT_EQ(again->network.nodes[1].bandwidth_bytes_per_s, 1e8);
 }
 
+TEST(MachineNetwork, hosts_round_trip_and_a_missing_field_is_named) {
+  auto m = parse_machine(
+      with_network(R"({"hosts": {"ranks_per_host": 4, "cores": 2, "wake_us": 15.5}})"), "h.json");
+  ASSERT_TRUE(m) << m.error().message;
+  const auto& h = m->network.hosts;
+  EXPECT_TRUE(h.shared());
+  EXPECT_FALSE(m->network.is_default());
+  EXPECT_EQ(h.ranks_per_host, 4);
+  EXPECT_EQ(h.cores, 2);
+  EXPECT_NEAR(h.wake.count(), 15.5e-6, 1e-18);
+  auto again = parse_machine(tp::model::machine_to_json(*m), "again");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->network.hosts.ranks_per_host, 4);
+  EXPECT_EQ(again->network.hosts.cores, 2);
+  EXPECT_NEAR(again->network.hosts.wake.count(), 15.5e-6, 1e-18);
+  // wake_us is optional (0).
+  auto no_wake =
+      parse_machine(with_network(R"({"hosts": {"ranks_per_host": 1, "cores": 8}})"), "w.json");
+  ASSERT_TRUE(no_wake) << no_wake.error().message;
+  EXPECT_EQ(no_wake->network.hosts.wake.count(), 0);
+  const std::string f = "machine file 'n.json': ";
+  EXPECT_EQ(error_of(R"({"hosts": {"ranks_per_host": 4}})"),
+            f + "missing field 'network.hosts.cores' (ranks sharing a host's cores need "
+                "ranks_per_host and cores)");
+  EXPECT_EQ(error_of(R"({"hosts": {"cores": 2}})"),
+            f + "missing field 'network.hosts.ranks_per_host' (ranks sharing a host's cores need "
+                "ranks_per_host and cores)");
+  EXPECT_EQ(error_of(R"({"hosts": {"ranks_per_host": 0, "cores": 2}})"),
+            f + "'network.hosts.ranks_per_host' is 0: it must be >= 1");
+  EXPECT_EQ(error_of(R"({"hosts": {"ranks_per_host": 2, "cores": 2.5}})"),
+            f + "'network.hosts.cores' must be a whole number");
+  EXPECT_EQ(error_of(R"({"hosts": {"ranks_per_host": 2, "cores": 2, "wake_us": -1}})"),
+            f + "'network.hosts.wake_us' is -1: it must be >= 0");
+  EXPECT_EQ(error_of(R"({"hosts": {"ranks_per_host": 2, "cores": 2, "smt": 2}})"),
+            f + "unknown field 'network.hosts.smt'");
+  EXPECT_EQ(error_of(R"({"hosts": 4})"), f + "'network.hosts' must be an object");
+}
+
 TEST(MachineNetwork, each_bad_field_is_named) {
   const std::string f = "machine file 'n.json': ";
   EXPECT_EQ(error_of(R"({"topology": "torus", "link_bandwidth_bytes_per_s": 1e9})"),

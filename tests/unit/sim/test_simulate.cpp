@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../plan_request.hpp"
+#include "sim_fixtures.hpp"
 
 #include <cmath>
 #include <map>
@@ -22,35 +22,10 @@ using tp::plan::PlanRequest;
 using tp::plan::ScheduleKind;
 using tp::sim::SimOptions;
 using tp::sim::simulate;
+using tp::test::sim::make_plan;
+using tp::test::sim::simple;
 
 constexpr double us = 1e-6;
-
-/// Round numbers: 1 ns per point, 8-byte elements, t_start 10 us, t_sync 20 us, 100 MB/s.
-Machine simple(SendMode mode = SendMode::serial, double latency_us = 0) {
-  Machine m;
-  m.name = "simple";
-  m.host_bound = false;
-  m.transport = "test";
-  m.compute.t_comp1 = Seconds{1e-9};
-  m.compute.element_bytes = 8;
-  m.t_start = Seconds{10 * us};
-  m.t_sync = Seconds{20 * us};
-  m.t_sync_in = Seconds{3 * us};
-  m.link.latency = Seconds{latency_us * us};
-  m.link.bandwidth_bytes_per_s = 100e6;
-  m.send_mode = mode;
-  return m;
-}
-
-/// The unit-dependence plan of tp::test::height_request, mapped along the last dimension.
-Plan make_plan(tp::plan::Index size, std::int64_t height, std::int64_t nodes, std::int64_t cpus,
-               ScheduleKind s = ScheduleKind::overlap, GroupingKind g = GroupingKind::hyperplane) {
-  const int map_dim = static_cast<int>(size.size());
-  auto p =
-      Plan::make(tp::test::height_request(std::move(size), height, nodes, cpus, s, g, {}, map_dim));
-  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().message);
-  return *p;
-}
 
 double sim_s(const Plan& plan, const Machine& m, SimOptions o = {}) {
   auto r = simulate(plan, m, o);

@@ -71,6 +71,19 @@ struct NodeOverride {
   double bandwidth_bytes_per_s = 0;  ///< its own link's bandwidth; 0: comm bandwidth
 };
 
+/// Ranks that share the cores of a host (machine file "network.hosts", optional; the simulator's
+/// processor sharing, docs/model.md "Ranks that share cores"). Ranks 0 .. ranks_per_host - 1 live
+/// on the first host, and so on; the computing threads of a host's ranks share its cores equally.
+struct Hosts {
+  std::int64_t ranks_per_host = 0;  ///< >= 1; 0: every rank has a core per thread (the default)
+  std::int64_t cores = 1;           ///< cores of each host, >= 1
+  /// What a thread that slept on a message it waited for loses when the message comes (a
+  /// futex wake-up, --sync block), >= 0; a thread that did not wait pays nothing.
+  Seconds wake{0};
+
+  [[nodiscard]] bool shared() const { return ranks_per_host > 0; }
+};
+
 /// The network of a machine file. Default: full bisection, nothing overridden.
 struct Network {
   Topology topology = Topology::full_bisection;
@@ -78,10 +91,12 @@ struct Network {
   double link_bandwidth_bytes_per_s = 0;  ///< every torus link's bandwidth, torus only (> 0)
   Seconds hop_latency{0};                 ///< added per torus link crossed, >= 0
   std::vector<NodeOverride> nodes;        ///< distinct nodes, in file order
+  Hosts hosts;                            ///< ranks that share cores (default: none)
 
   /// True when the file had no "network" (the default network, not written back).
   [[nodiscard]] bool is_default() const {
-    return topology == Topology::full_bisection && nodes.empty() && hop_latency.count() == 0;
+    return topology == Topology::full_bisection && nodes.empty() && hop_latency.count() == 0 &&
+           !hosts.shared();
   }
 };
 
