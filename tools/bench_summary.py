@@ -148,27 +148,40 @@ def smith_waterman():
 
 
 def simulation():
-    d = newest("bench/sim/results/[0-9]*[0-9]")  # compare_sim.py on shm; not -link, -1g, cyclic-*
-    j = json.load(open(os.path.join(d, "results.json")))
+    # compare_sim.py's newest runs by name: on shared memory (not -link, -1g, cyclic-*), and
+    # through the emulated link.
+    shm = [d for d in glob.glob(os.path.join(ROOT, "bench/sim/results/[0-9]*[0-9]"))
+           if "-link" not in os.path.basename(d)]
+    link = glob.glob(os.path.join(ROOT, "bench/sim/results/[0-9]*-link-*[0-9]"))
+    if not shm:
+        sys.exit("bench_summary: no simulation results on shared memory")
 
     def stats(rows, key):
         e = [abs(r[key]) for r in rows]
         return f"{len(e)} | {100 * statistics.median(e):.1f}% | {100 * max(e):.1f}%"
 
-    # Configurations with more threads than cores run --sync block and are simulated with an
-    # approximation of the sharing (compare_sim.py): a row of their own.
-    fit = [r for r in j["rows"] if not r["config"].endswith(", block")]
-    shared = [r for r in j["rows"] if r["config"].endswith(", block")]
-    out = [f"### Simulation against measurement, wave3d {j['size']} (`{rel(d)}`)", "",
-           "| | configurations | median error | max error |", "|---|---:|---:|---:|"]
-    for label, rows in (("", fit), (", more threads than cores", shared)):
-        if not rows:
+    out = []
+    for d, where in ((sorted(shm)[-1], "shared memory"),
+                     (sorted(link)[-1] if link else None, "the emulated link")):
+        if d is None:
             continue
-        out.append(f"| `tilepipe simulate`{label} | {stats(rows, 'sim_error')} |")
-        out.append(f"| closed formula (the seeds'){label} | {stats(rows, 'model_error')} |")
-        if all("executed_error" in r for r in rows):  # runs from 2026-11-27 on
-            out.append(f"| closed formula (executed){label} | {stats(rows, 'executed_error')} |")
-    return out
+        j = json.load(open(os.path.join(d, "results.json")))
+        # Configurations with more threads than cores run --sync block; their machine files say
+        # so (network.hosts: the ranks share the cores, compare_sim.py): a row of their own.
+        fit = [r for r in j["rows"] if not r["config"].endswith(", block")]
+        shared = [r for r in j["rows"] if r["config"].endswith(", block")]
+        out += [f"### Simulation against measurement, wave3d {j['size']}, {where} (`{rel(d)}`)",
+                "", "| | configurations | median error | max error |", "|---|---:|---:|---:|"]
+        for label, rows in (("", fit), (", more threads than cores", shared)):
+            if not rows:
+                continue
+            out.append(f"| `tilepipe simulate`{label} | {stats(rows, 'sim_error')} |")
+            out.append(f"| closed formula (the seeds'){label} | {stats(rows, 'model_error')} |")
+            if all("executed_error" in r for r in rows):  # runs from 2026-11-27 on
+                out.append(f"| closed formula (executed){label} | "
+                           f"{stats(rows, 'executed_error')} |")
+        out.append("")
+    return out[:-1]
 
 
 def faults():
