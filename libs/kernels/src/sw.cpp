@@ -332,6 +332,26 @@ SwResult SwKernel::compute_tile(const exec::Box<2>& box,
   return best;
 }
 
+void SwKernel::prepare_rows(const exec::Box<2>& box) const {
+  if (box.empty()) return;
+  // 16 columns: the least a SIMD band takes (tile_best); the profile and scratch depend on the
+  // rows only.
+  exec::Box<2> few = box;
+  few.hi[1] = std::min(box.hi[1], box.lo[1] + 16);
+  std::array<std::vector<face_type>, 2> in, out;
+  exec::FaceSet<const face_type, 2> in_set;
+  exec::FaceSet<face_type, 2> out_set;
+  for (int k = 0; k < 2; ++k) {
+    const auto ku = static_cast<std::size_t>(k);
+    in[ku].resize(face_size(k, few));
+    out[ku].resize(face_size(k, few));
+    boundary_face(k, few, in[ku]);
+    in_set[ku] = in[ku];
+    out_set[ku] = out[ku];
+  }
+  (void)tile_best(few, in_set, out_set);
+}
+
 SwResult SwKernel::tile_best(const exec::Box<2>& box, const exec::FaceSet<const face_type, 2>& in,
                              const exec::FaceSet<face_type, 2>& out) const noexcept {
   const exec::Index w = box.extent(1);

@@ -8,9 +8,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #ifdef __linux__
@@ -152,6 +156,37 @@ struct FrontierRecurrence {
   }
 };
 
+// FrontierRecurrence with a preparation: each thread records the rows it prepared, and a tile
+// of a row after the first must find its rows prepared on its own thread.
+struct PreparedRecurrence : FrontierRecurrence {
+  struct Log {
+    std::mutex m;
+    std::set<std::pair<std::thread::id, Index>> prepared;  ///< (thread, first row)
+    std::set<Index> unprepared;                            ///< rows of tiles computed before
+  };
+  std::shared_ptr<Log> log = std::make_shared<Log>();
+  bool throw_in_prepare = false;
+
+  void prepare_rows(const Box<2>& box) const {
+    {
+      const std::lock_guard lock(log->m);
+      log->prepared.insert({std::this_thread::get_id(), box.lo[0]});
+    }
+    if (throw_in_prepare) throw std::runtime_error("no tables");
+  }
+  result_type compute_tile(const Box<2>& box, const FaceSet<const face_type, 2>& in,
+                           const FaceSet<face_type, 2>& out) const {
+    {
+      const std::lock_guard lock(log->m);
+      if (box.lo[0] > 1 && !log->prepared.contains({std::this_thread::get_id(), box.lo[0]})) {
+        log->unprepared.insert(box.lo[0]);
+      }
+    }
+    return FrontierRecurrence::compute_tile(box, in, out);
+  }
+};
+
+static_assert(PreparedKernel<PreparedRecurrence> && !PreparedKernel<FrontierRecurrence>);
 static_assert(ResidentKernel<Recurrence> && !FrontierKernel<Recurrence>);
 static_assert(FrontierKernel<FrontierRecurrence> && Kernel<FrontierRecurrence>);
 static_assert(halo_width<Recurrence>(0) == 1);
@@ -200,6 +235,26 @@ TEST(LocalRunner, resident_and_frontier_match_the_reference) {
       auto f = run_local(FrontierRecurrence{}, *tiling, threads);
       ASSERT_TRUE(f.has_value());
       EXPECT_EQ(*f, ref) << "frontier, tile " << tile[0] << "x" << tile[1];
+    }
+  }
+}
+
+TEST(LocalRunner, each_thread_prepares_its_rows_before_their_tiles) {
+  const std::uint64_t ref = recurrence_reference(23, 31);
+  for (int threads : {1, 2, 3}) {
+    for (const bool throws : {false, true}) {
+      PreparedRecurrence k;
+      k.throw_in_prepare = throws;  // a failed preparation changes nothing
+      auto tiling = RectTiling<2>::make(Box<2>{{1, 1}, {24, 32}}, {4, 8});
+      ASSERT_TRUE(tiling.has_value());
+      auto f = run_local(k, *tiling, threads);
+      ASSERT_TRUE(f.has_value()) << f.error().message;
+      EXPECT_EQ(*f, ref);
+      EXPECT_TRUE(k.log->unprepared.empty()) << threads << " threads";
+      std::set<Index> rows;
+      for (const auto& [thread, row] : k.log->prepared) rows.insert(row);
+      EXPECT_EQ(rows, (std::set<Index>{5, 9, 13, 17, 21})) << "rows after the first, once each";
+      EXPECT_EQ(k.log->prepared.size(), 5u);
     }
   }
 }

@@ -224,6 +224,15 @@ concept FrontierOutput = FrontierKernel<K> && requires {
   { k.compute_tile(box, in, out, keep) } -> std::same_as<typename K::result_type>;
 };
 
+/// A frontier kernel that can get a thread ready for tiles of some rows before their faces come:
+///   prepare_rows(box)   builds on the calling thread what its tiles with box's rows will need
+///                       (tables, scratch), changing no result; box is the row's first tile
+/// run_rows calls it on the thread that takes a row of tiles, before it waits for the row above.
+template <class K>
+concept PreparedKernel = FrontierKernel<K> && requires(const K& k, const Box<K::dims>& box) {
+  { k.prepare_rows(box) } -> std::same_as<void>;
+};
+
 /// Any kernel the executor can run.
 template <class K>
 concept Kernel = ResidentKernel<K> || FrontierKernel<K>;

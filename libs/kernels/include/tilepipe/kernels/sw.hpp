@@ -137,6 +137,11 @@ class SwKernel {
   /// returns the box's best cell. O(cells) time, no allocation.
   SwResult compute_tile(const exec::Box<2>& box, const exec::FaceSet<const face_type, 2>& in,
                         const exec::FaceSet<face_type, 2>& out) const noexcept;
+  /// Builds, on the calling thread, what its tiles of `box`'s rows need before their first
+  /// column: each SIMD band's query profile (cached per thread) and scratch, by running the
+  /// bands over the first few columns of throwaway faces (exec::PreparedKernel: run_rows calls
+  /// it while the thread waits for the tile above). Results and progress are untouched.
+  void prepare_rows(const exec::Box<2>& box) const;
 
  private:
   SwKernel(const ScoreMatrix& m, std::span<const std::uint8_t> q, std::span<const std::uint8_t> t,
