@@ -155,6 +155,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
     std::array<std::span<const F>, D> in;  ///< the current tile's faces (set at its subtile 0)
     std::array<std::span<F>, D> out;
     R partial{};
+    bool prepared = false;  ///< the kernel prepared the thread's first tile (PreparedKernel)
   };
   std::vector<PerThread> per(static_cast<std::size_t>(threads));
   for (auto& pt : per) {
@@ -188,6 +189,17 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   const auto open = [&](int t, const Task<D>& task, std::size_t s, int i) {
     const auto& lf = fl.local[s][static_cast<std::size_t>(i)];
     PerThread& pt = per[static_cast<std::size_t>(t)];
+    if constexpr (PreparedKernel<K>) {
+      // The thread's first tile: its tables and scratch while its faces are on their way (a
+      // thread keeps the rows of its first tile; local_runner.hpp does the same).
+      if (!pt.prepared) {
+        pt.prepared = true;
+        try {
+          kernel.prepare_rows(task.box);
+        } catch (const std::exception&) {  // a preparation only: the tiles will tell
+        }
+      }
+    }
     const auto w0 = Clock::now();
     bool waited = false;
     for (std::size_t k = 0; k < D; ++k) {
