@@ -186,8 +186,8 @@ void Simulator::finish_step(std::int64_t id, const Stamp& inputs) {
       r.result.overhead += Seconds{wake};
     }
     r.job_start = end;
-    r.job_tiles = subs * c;
-    r.job_work = subs * c + (subs - 1) * t_in;
+    r.job_work = subs * c;
+    r.job_barriers = (subs - 1) * t_in;
     r.job_c_full = c_full;
     push(end.t, id, EventKind::compute_start);
     return;
@@ -318,13 +318,13 @@ void Simulator::compute_end(std::int64_t host) {
     Rank& r = ranks_[static_cast<std::size_t>(id)];
     Stamp end = r.job_start;
     const double elapsed = t_now_ - end.t;
-    // The stretched time on the chain: the tiles' share as compute, the barriers' as overhead.
-    const double tiles = r.job_work > 0 ? elapsed * r.job_tiles / r.job_work : 0;
-    end.t = t_now_;
-    end.path.compute += tiles;
-    end.path.overhead += elapsed - tiles;
-    r.result.overhead += Seconds{elapsed - tiles};
-    span(id, r.step, SpanKind::compute, r.job_start.t, t_now_);
+    // The tiles, stretched by the sharing, then the barriers between sub-steps (unshared, as
+    // on cores of its own).
+    end.t = t_now_ + r.job_barriers;
+    end.path.compute += elapsed;
+    end.path.overhead += r.job_barriers;
+    r.result.overhead += Seconds{r.job_barriers};
+    span(id, r.step, SpanKind::compute, r.job_start.t, end.t);
     if (plan_.cpus() > 1) {
       // The step barrier: the threads that arrived first slept; the last one's wakes them.
       const double wake = machine_.network.hosts.wake.count();

@@ -88,11 +88,11 @@ struct Rank {
   RankResult result;
   bool started = false;
   // A shared host's computation of the current step (Simulator::sharing_).
-  Stamp job_start;        ///< when it started (after any wake-up)
-  double job_work = 0;    ///< its length on cores of its own: tiles and the barriers between them
-  double job_tiles = 0;   ///< the tiles' part of job_work
-  double job_c_full = 0;  ///< one full tile's time (RankResult::compute)
-  double remaining = 0;   ///< of job_work, while computing
+  Stamp job_start;          ///< when it started (after any wake-up)
+  double job_work = 0;      ///< its tiles' length on cores of its own (shared)
+  double job_barriers = 0;  ///< the barriers between its sub-steps (after the tiles, unshared)
+  double job_c_full = 0;    ///< one full tile's time (RankResult::compute)
+  double remaining = 0;     ///< of job_work, while computing
 };
 
 /// A batch: the faces one rank sends in one step across one mesh dimension (one message per

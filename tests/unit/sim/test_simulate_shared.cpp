@@ -76,6 +76,20 @@ TEST(SimulateShared, two_threads_of_a_rank_on_one_core_take_twice_as_long) {
   // Every step ends at the threads' barrier, where the first to arrive slept: a wake-up each.
   EXPECT_NEAR(sim_s(p, shared(m, 1, 1, 5)), 2 * alone + static_cast<double>(p.steps()) * 5 * us,
               1e-9 * alone);
+  // Vertical grouping: the N + 1 sub-steps' tiles take twice as long, the N barriers between
+  // them (t_sync_in, 3 us) do not.
+  const Machine with_barriers = [] {
+    Machine x = compute_only();
+    x.t_sync_in = Seconds{3 * us};
+    return x;
+  }();
+  const Plan v = make_plan({64, 20000}, 1000, 1, 2, ScheduleKind::overlap, GroupingKind::vertical);
+  auto r = simulate(v, with_barriers, {});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  const double barriers =
+      static_cast<double>(v.steps() * r->subtiles) * 3 * us;  // N per step, every step
+  EXPECT_NEAR(sim_s(v, shared(with_barriers, 1, 1)),
+              2 * (r->simulated.count() - barriers) + barriers, 1e-9 * r->simulated.count());
 }
 
 TEST(SimulateShared, two_ranks_on_one_core_take_their_whole_work) {
