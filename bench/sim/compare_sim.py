@@ -9,8 +9,10 @@ executed one, docs/model.md "Two formulas") and their errors against the median.
 usage: compare_sim.py TILEPIPE OUT_DIR [--size 16x16x262144] [--heights 2048,8192]
                       [--configs 1x1,2x1,1x2] [--schemes overlap+hyperplane,blocking+hyperplane]
                       [--repeat 5] [--machine FILE] [--link SPEC] [--sweeps T] [--cores N]
-Writes OUT_DIR/machine.json (unless --machine), OUT_DIR/results.json, OUT_DIR/table.md and
-OUT_DIR/context.txt (commands, git sha, load before and after). Standard library only."""
+                      [--alone-too]
+Writes OUT_DIR/machine.json (unless --machine; with --alone-too also machine-1.json),
+OUT_DIR/results.json, OUT_DIR/table.md and OUT_DIR/context.txt (commands, git sha, load before
+and after). Standard library only."""
 import argparse
 import json
 import os
@@ -46,6 +48,9 @@ def main():
                    help="every run sweeps the space this many times (tilepipe run --sweeps), "
                         "predicted and simulated with --sweeps: runs long enough that the "
                         "start-up does not decide")
+    p.add_argument("--alone-too", action="store_true",
+                   help="also calibrate one worker alone (machine-1.json) for the configurations "
+                        "of one thread, as `calibrate --nodes 1 --cpus 1` would for such a run")
     p.add_argument("--cores", type=int, default=os.cpu_count(),
                    help="cores the ranks share; configurations with more threads run --sync block")
     a = p.parse_args()
@@ -58,15 +63,25 @@ def main():
     except RuntimeError:
         sha = "?"
     context.append(f"git: {sha}")
+    # As a user calibrates for a run (`tilepipe calibrate --nodes N --cpus M`: the compute probes
+    # on N x M ranks at once): one worker alone, and two at once for every configuration with
+    # two or more threads (up to the cores; more share them, network.hosts below). Streaming
+    # kernels compute faster alone (the memory to themselves). --alone-too off, or --machine:
+    # one file for all, the two-worker calibration's.
     machine = a.machine
+    machine_alone = a.machine
     if not machine:
         machine = os.path.join(a.out, "machine.json")
-        cal = [tp, "calibrate", "--kernel", kernel, "--size", a.size, "--nodes", "2", "--cpus",
-               "1", "--tile-heights", a.heights, "-o", machine, "--quiet"]
-        if a.link:
-            cal += ["--link", a.link]
-        context.append("calibrate: " + " ".join(cal))
-        run(cal)
+        machine_alone = os.path.join(a.out, "machine-1.json") if a.alone_too else machine
+        for path, nodes in ((machine, "2"), (machine_alone, "1")):
+            if nodes == "1" and path == machine:
+                continue
+            cal = [tp, "calibrate", "--kernel", kernel, "--size", a.size, "--nodes", nodes,
+                   "--cpus", "1", "--tile-heights", a.heights, "-o", path, "--quiet"]
+            if a.link:
+                cal += ["--link", a.link]
+            context.append("calibrate: " + " ".join(cal))
+            run(cal)
     # More threads than cores: the ranks block (--sync block) and share the cores. The machine
     # then says so (network.hosts: every rank on one host of --cores cores, docs/model.md "Ranks
     # that share cores"), with the block mode's futex wake-up, as calibrate measured it
@@ -77,6 +92,8 @@ def main():
     shared_machines = {}
 
     def machine_for(threads, nodes):
+        if threads == 1:
+            return machine_alone
         if threads <= a.cores:
             return machine
         if (threads, nodes) not in shared_machines:
