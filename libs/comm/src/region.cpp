@@ -73,7 +73,14 @@ Expected<std::span<std::byte>> Engine::create_region(std::size_t bytes, std::siz
     state->counters[static_cast<std::size_t>(w)] = d.counters;
     if (w == rank_ || local_of_[static_cast<std::size_t>(w)] < 0) continue;
     auto pfd = open_peer_file(d.pid, d.fd);
-    if (!pfd) return Unexpected{pfd.error().on_rank(rank_)};
+    if (!pfd) {
+      Error e = pfd.error();
+      if (e.code == Errc::peer_lost) {  // an aborting job: the rank that saw why says it
+        e.message = "rank " + std::to_string(w) + " (pid " + std::to_string(d.pid) +
+                    ") ended before this rank mapped its shared region: " + e.message;
+      }
+      return Unexpected{e.on_rank(rank_)};
+    }
     auto pmap = map_shared(*pfd, region_header_bytes(d.counters) + page_round(d.bytes));
     if (!pmap) return Unexpected{pmap.error().on_rank(rank_)};
     state->peer_maps[static_cast<std::size_t>(w)] = std::move(*pmap);

@@ -68,7 +68,12 @@ Expected<Fd> create_shared_file(std::string_view name, std::size_t bytes) {
 Expected<Fd> open_peer_file(int pid, int fd) {
   const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
   Fd out(::open(path.c_str(), O_RDWR | O_CLOEXEC));
-  if (out.get() < 0) return fail(Errc::system, errno_text("open(\"" + path + "\")", errno));
+  if (out.get() < 0) {
+    const int err = errno;
+    // A peer that ended (an aborting job) closed its files: the job's end, not a fault here.
+    const Errc code = err == ENOENT && process_ended(pid) ? Errc::peer_lost : Errc::system;
+    return fail(code, errno_text("open(\"" + path + "\")", err));
+  }
   return out;
 }
 
@@ -118,20 +123,36 @@ bool process_exited(int pidfd, int pid) noexcept {
   return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-bool process_stopped(int pid) noexcept {
+namespace {
+
+/// The state letter of /proc/<pid>/stat, or '\0' when it cannot be read.
+char process_state(int pid) noexcept {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return '\0';
   char buf[512];
   const ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
   ::close(fd);
-  if (n <= 0) return false;
+  if (n <= 0) return '\0';
   buf[n] = '\0';
   // "pid (comm) S ...": the state follows the last ')' (comm may hold spaces and parentheses).
   const char* close_paren = std::strrchr(buf, ')');
-  if (close_paren == nullptr || close_paren[1] != ' ') return false;
-  return close_paren[2] == 'T' || close_paren[2] == 't';
+  if (close_paren == nullptr || close_paren[1] != ' ') return '\0';
+  return close_paren[2];
+}
+
+}  // namespace
+
+bool process_ended(int pid) noexcept {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  const char state = process_state(pid);
+  return state == 'Z' || state == 'X';
+}
+
+bool process_stopped(int pid) noexcept {
+  const char state = process_state(pid);
+  return state == 'T' || state == 't';
 }
 
 int read_peer_memory(int pid, std::uint64_t remote, std::byte* local, std::size_t bytes) noexcept {

@@ -47,7 +47,8 @@ class Fd {
 
 /// Anonymous shared memory file (memfd_create) of `bytes` bytes; never appears in /dev/shm.
 Expected<Fd> create_shared_file(std::string_view name, std::size_t bytes);
-/// Opens another process's shared file through /proc/<pid>/fd/<fd>.
+/// Opens another process's shared file through /proc/<pid>/fd/<fd>. Errc::peer_lost when the
+/// process has ended (gone, or a zombie: its files are closed), Errc::system otherwise.
 Expected<Fd> open_peer_file(int pid, int fd);
 /// Maps `bytes` of `fd` read-write and shared.
 Expected<Mapping> map_shared(const Fd& fd, std::size_t bytes);
@@ -70,6 +71,8 @@ bool process_exited(int pidfd, int pid) noexcept;
 /// True when process `pid` is stopped (job control, SIGSTOP) or traced-stopped: its
 /// /proc/<pid>/stat state is 'T' or 't'.
 bool process_stopped(int pid) noexcept;
+/// True when process `pid` has ended: no such process, or a zombie (state 'Z' or 'X').
+bool process_ended(int pid) noexcept;
 
 /// process_vm_readv of `bytes` from (pid, remote) into local; returns errno (0 on success).
 int read_peer_memory(int pid, std::uint64_t remote, std::byte* local, std::size_t bytes) noexcept;
