@@ -44,6 +44,10 @@ std::string network_text(const model::Network& n) {
     s += " " + shape + fmt::format(", links {:.4g} B/s", n.link_bandwidth_bytes_per_s);
   }
   if (!n.nodes.empty()) s += fmt::format(", {} node override(s)", n.nodes.size());
+  if (n.hosts.shared()) {
+    s += fmt::format(", {} rank(s) per host of {} core(s) (wake-up {:.4g} us)",
+                     n.hosts.ranks_per_host, n.hosts.cores, n.hosts.wake.count() * 1e6);
+  }
   return s;
 }
 

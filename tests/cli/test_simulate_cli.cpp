@@ -96,7 +96,7 @@ TEST(SimulateCli, text_and_progress) {
   EXPECT_NE(r.err.find("simulating: 100%"), std::string::npos) << r.err;
 }
 
-TEST(SimulateCli, a_slow_node_and_a_torus_change_the_time) {
+TEST(SimulateCli, a_slow_node_a_torus_and_shared_hosts_change_the_time) {
   auto base = simulate(with(seed000_plan, {"--machine", seed000, "--json"}));
   ASSERT_EQ(base.exit_code, 0) << base.err;
   NetworkFile slow(R"({"nodes": [{"node": 4, "compute_scale": 2}]})");
@@ -112,6 +112,25 @@ TEST(SimulateCli, a_slow_node_and_a_torus_change_the_time) {
   const auto jt = nlohmann::json::parse(t.out);
   EXPECT_EQ(jt.at("network"), "torus 9, links 1e+06 B/s");
   EXPECT_GT(jt.at("simulated_s").get<double>(), t0);
+  // The 9 nodes three to a host of one core: every step's tiles share it, so slower; a core per
+  // rank: the base time again.
+  NetworkFile shared(R"({"hosts": {"ranks_per_host": 3, "cores": 1, "wake_us": 20}})");
+  auto h = simulate(with(seed000_plan, {"--machine", shared.path, "--json"}));
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  const auto jh = nlohmann::json::parse(h.out);
+  EXPECT_EQ(jh.at("network"), "full-bisection, 3 rank(s) per host of 1 core(s) (wake-up 20 us)");
+  EXPECT_GT(jh.at("simulated_s").get<double>(), 1.5 * t0);
+  EXPECT_EQ(jh.at("predicted_s"), nlohmann::json::parse(base.out).at("predicted_s"));
+  NetworkFile enough(R"({"hosts": {"ranks_per_host": 3, "cores": 3}})");
+  auto e = simulate(with(seed000_plan, {"--machine", enough.path, "--json"}));
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(nlohmann::json::parse(e.out).at("simulated_s"),
+            nlohmann::json::parse(base.out).at("simulated_s"));
+  // Bad input: one line naming the field, exit 2.
+  NetworkFile bad(R"({"hosts": {"ranks_per_host": 3}})");
+  auto b = simulate(with(seed000_plan, {"--machine", bad.path}));
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_NE(b.err.find("missing field 'network.hosts.cores'"), std::string::npos) << b.err;
 }
 
 TEST(SimulateCli, trace_is_the_simulated_schedule_in_run_trace_format) {
