@@ -5,6 +5,7 @@
 #include <tilepipe/runtime/ranks.hpp>
 #include <tilepipe/support/last_words.hpp>
 
+#include <sched.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 namespace tp::runtime {
 namespace {
@@ -115,6 +117,29 @@ int mpi_job_rank() {
     if (end != text && *end == '\0' && n >= 0 && n < (1L << 30)) return static_cast<int>(n);
   }
   return -1;
+}
+
+std::int64_t mpi_local_size() {
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMIX_LOCAL_SIZE"}) {
+    const char* text = std::getenv(v);
+    if (text == nullptr) continue;
+    char* end = nullptr;
+    const long long n = std::strtoll(text, &end, 10);
+    if (end != text && *end == '\0' && n > 0) return n;
+  }
+  return 0;
+}
+
+comm::Config spin_for_dedicated_cpus(comm::Config config, std::int64_t threads_here) {
+  if (config.sync != comm::SyncMode::hybrid || threads_here < 1) return config;
+  std::int64_t cpus = std::thread::hardware_concurrency();
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+#endif
+  if (cpus >= 1 && threads_here <= cpus) config.spin_ns = dedicated_spin;
+  return config;
 }
 
 bool joins_mpi(LaunchMode mode) {

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <stdexcept>
 
@@ -139,6 +141,26 @@ TEST(RunDoor, bad_input_is_the_users_error_before_any_rank_starts) {
   auto dims = tp::runtime::run(wave(8, 8), {8, 8, 8}, RunOptions{});
   ASSERT_FALSE(dims.has_value());
   EXPECT_TRUE(dims.error().is_user_error());
+}
+
+TEST(RunDoor, hybrid_waits_spin_long_when_every_thread_has_a_cpu) {
+  using tp::runtime::dedicated_spin;
+  using tp::runtime::spin_for_dedicated_cpus;
+  tp::comm::Config c;  // hybrid, 50 us
+  const auto base = c.spin_ns;
+  EXPECT_EQ(spin_for_dedicated_cpus(c, 1).spin_ns, dedicated_spin);
+  EXPECT_EQ(spin_for_dedicated_cpus(c, std::int64_t{1} << 20).spin_ns, base);  // oversubscribed
+  EXPECT_EQ(spin_for_dedicated_cpus(c, 0).spin_ns, base);
+  c.sync = tp::comm::SyncMode::block;
+  EXPECT_EQ(spin_for_dedicated_cpus(c, 1).spin_ns, base);
+  c.sync = tp::comm::SyncMode::poll;
+  EXPECT_EQ(spin_for_dedicated_cpus(c, 1).spin_ns, base);
+  // The launcher's count of ranks on this host.
+  ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "3", 1);
+  EXPECT_EQ(tp::runtime::mpi_local_size(), 3);
+  ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "x", 1);
+  EXPECT_EQ(tp::runtime::mpi_local_size(), 0);
+  ::unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
 }
 
 TEST(RunDoor, default_cpus_come_from_the_affinity_mask) {

@@ -412,7 +412,9 @@ Expected<RunResult<typename K::result_type>> run(const K& kernel, const plan::In
   if (popts.subtiles == 0 && choice && choice->prediction.step.subtiles > 0) {
     popts.subtiles = static_cast<int>(choice->prediction.step.subtiles);  // seed 002 (7)
   }
-  comm::Config config = options.comm;
+  // Every thread on a CPU of its own: waits spin long enough not to sleep between tiles.
+  const std::int64_t ranks_here = mpi ? runtime::mpi_local_size() : plan.nodes();
+  comm::Config config = spin_for_dedicated_cpus(options.comm, ranks_here * plan.cpus());
   if constexpr (exec::ResidentKernel<K>) {
     if (options.eager_faces) {
       config = exec::eager_faces_config(
