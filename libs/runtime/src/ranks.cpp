@@ -12,8 +12,10 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <thread>
 
@@ -97,37 +99,39 @@ Expected<LaunchMode> parse_launch_mode(std::string_view text, std::string_view w
                    "'" + std::string(text) + "' is not a launch mode (auto, fork, mpi)")};
 }
 
-std::int64_t mpi_job_size() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"}) {
+namespace {
+
+/// The first of the launcher's variables `names` that holds a whole number in [least, most]
+/// (a variable that holds anything else is skipped); -1 when none does.
+std::int64_t launcher_number(std::initializer_list<const char*> names, std::int64_t least,
+                             std::int64_t most) {
+  for (const char* v : names) {
     const char* text = std::getenv(v);
     if (text == nullptr) continue;
     char* end = nullptr;
     const long long n = std::strtoll(text, &end, 10);
-    if (end != text && *end == '\0' && n > 0) return n;
-  }
-  return 0;
-}
-
-int mpi_job_rank() {
-  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    const char* text = std::getenv(v);
-    if (text == nullptr) continue;
-    char* end = nullptr;
-    const long n = std::strtol(text, &end, 10);
-    if (end != text && *end == '\0' && n >= 0 && n < (1L << 30)) return static_cast<int>(n);
+    if (end != text && *end == '\0' && n >= least && n <= most) return n;
   }
   return -1;
 }
 
+}  // namespace
+
+std::int64_t mpi_job_size() {
+  return std::max<std::int64_t>(
+      0, launcher_number({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"}, 1,
+                         INT64_MAX));
+}
+
+int mpi_job_rank() {
+  return static_cast<int>(launcher_number(
+      {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}, 0, (1L << 30) - 1));
+}
+
 std::int64_t mpi_local_size() {
-  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMIX_LOCAL_SIZE"}) {
-    const char* text = std::getenv(v);
-    if (text == nullptr) continue;
-    char* end = nullptr;
-    const long long n = std::strtoll(text, &end, 10);
-    if (end != text && *end == '\0' && n > 0) return n;
-  }
-  return 0;
+  return std::max<std::int64_t>(
+      0, launcher_number({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMIX_LOCAL_SIZE"}, 1,
+                         INT64_MAX));
 }
 
 comm::Config spin_for_dedicated_cpus(comm::Config config, std::int64_t threads_here) {
