@@ -195,6 +195,9 @@ void SwKernel::boundary_face(int k, const exec::Box<2>& box,
 
 namespace {
 
+// SIMD bands need enough rows and columns to pay for the query profile they build (tile_best).
+constexpr exec::Index min_simd_rows = 8, min_simd_cols = 16;
+
 // One tile's pointers into its faces and its inputs (see the face layout in sw.hpp).
 struct Tile {
   std::int32_t* hrow;          // H of the row above the next row to compute, from column c0-1
@@ -334,10 +337,9 @@ SwResult SwKernel::compute_tile(const exec::Box<2>& box,
 
 void SwKernel::prepare_rows(const exec::Box<2>& box) const {
   if (box.empty()) return;
-  // 16 columns: the least a SIMD band takes (tile_best); the profile and scratch depend on the
-  // rows only.
+  // The fewest columns a SIMD band takes: the profile and scratch depend on the rows only.
   exec::Box<2> few = box;
-  few.hi[1] = std::min(box.hi[1], box.lo[1] + 16);
+  few.hi[1] = std::min(box.hi[1], box.lo[1] + min_simd_cols);
   std::array<std::vector<face_type>, 2> in, out;
   exec::FaceSet<const face_type, 2> in_set;
   exec::FaceSet<face_type, 2> out_set;
@@ -375,8 +377,6 @@ SwResult SwKernel::tile_best(const exec::Box<2>& box, const exec::FaceSet<const 
   k.j0 = box.lo[1];
   SwResult best;
 #ifdef TP_SW_SIMD
-  // SIMD bands need enough rows and columns to pay for the query profile they build.
-  constexpr exec::Index min_simd_rows = 8, min_simd_cols = 16;
   if (isa_ == SwIsa::scalar || h < min_simd_rows || w < min_simd_cols) {
     scalar_rows(k, 0, h, best);
     clamp_gap_faces(k, 0, h);

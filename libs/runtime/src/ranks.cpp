@@ -3,9 +3,9 @@
 #include <tilepipe/comm/job_voice.hpp>
 #include <tilepipe/comm/launch.hpp>
 #include <tilepipe/runtime/ranks.hpp>
+#include <tilepipe/runtime/run_options.hpp>
 #include <tilepipe/support/last_words.hpp>
 
-#include <sched.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -17,7 +17,6 @@
 #include <cstring>
 #include <initializer_list>
 #include <string>
-#include <thread>
 
 namespace tp::runtime {
 namespace {
@@ -135,14 +134,10 @@ std::int64_t mpi_local_size() {
 }
 
 comm::Config spin_for_dedicated_cpus(comm::Config config, std::int64_t threads_here) {
-  if (config.sync != comm::SyncMode::hybrid || threads_here < 1) return config;
-  std::int64_t cpus = std::thread::hardware_concurrency();
-#ifdef __linux__
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
-#endif
-  if (cpus >= 1 && threads_here <= cpus) config.spin_ns = dedicated_spin;
+  if (config.sync == comm::SyncMode::hybrid && threads_here >= 1 &&
+      threads_here <= affinity_cpus()) {
+    config.spin_ns = dedicated_spin;
+  }
   return config;
 }
 

@@ -179,12 +179,7 @@ void Simulator::finish_step(std::int64_t id, const Stamp& inputs) {
   span(id, s, SpanKind::wait, r.cpu.t, inputs.t);
   if (sharing_) {
     // A thread that slept on the faces loses the wake-up; then the host's cores are shared.
-    if (inputs.t > r.cpu.t) {
-      const double wake = machine_.network.hosts.wake.count();
-      span(id, s, SpanKind::sync, end.t, end.t + wake);
-      end = plus_overhead(end, wake);
-      r.result.overhead += Seconds{wake};
-    }
+    if (inputs.t > r.cpu.t) wake_up(id, s, end);
     r.job_start = end;
     r.job_work = subs * c;
     r.job_barriers = (subs - 1) * t_in;
@@ -230,12 +225,7 @@ void Simulator::resolve_sends(std::int64_t id) {
   // that slept on its sends).
   Stamp end = later(plus_overhead(r.cpu, r.send_cpu), r.last_arrival);
   span(id, r.step, SpanKind::wait, r.cpu.t + r.send_cpu, r.last_arrival.t);
-  if (sharing_ && r.last_arrival.t > r.cpu.t + r.send_cpu) {
-    const double wake = machine_.network.hosts.wake.count();
-    span(id, r.step, SpanKind::sync, end.t, end.t + wake);
-    end = plus_overhead(end, wake);
-    r.result.overhead += Seconds{wake};
-  }
+  if (sharing_ && r.last_arrival.t > r.cpu.t + r.send_cpu) wake_up(id, r.step, end);
   span(id, r.step, SpanKind::sync, end.t, end.t + machine_.t_sync.count());
   end = plus_overhead(end, machine_.t_sync.count());
   r.phase = Rank::Phase::ready;
@@ -254,27 +244,33 @@ void Simulator::host_advance(Host& h) {
   h.last = t_now_;
 }
 
-void Simulator::occupy(Host& h, std::int64_t id, int sign) {
+void Simulator::wake_up(std::int64_t id, std::int64_t step, Stamp& at) {
+  const double wake = machine_.network.hosts.wake.count();
+  span(id, step, SpanKind::sync, at.t, at.t + wake);
+  at = plus_overhead(at, wake);
+  ranks_[static_cast<std::size_t>(id)].result.overhead += Seconds{wake};
+}
+
+template <class F>
+void Simulator::for_each_core(std::int64_t id, F&& f) const {
   const model::Hosts& hosts = machine_.network.hosts;
   const std::int64_t cpus = plan_.cpus();
   const std::int64_t first = id % hosts.ranks_per_host * cpus;
   for (std::int64_t t = 0; t < std::min(cpus, hosts.cores); ++t) {
     // Threads t, t + cores, ... of the rank share core (first + t) mod cores.
-    const std::int64_t on_core = (cpus - t + hosts.cores - 1) / hosts.cores;
-    h.computing[static_cast<std::size_t>((first + t) % hosts.cores)] +=
-        sign * static_cast<int>(on_core);
+    f(static_cast<std::size_t>((first + t) % hosts.cores),
+      static_cast<int>((cpus - t + hosts.cores - 1) / hosts.cores));
   }
 }
 
+void Simulator::occupy(Host& h, std::int64_t id, int sign) {
+  for_each_core(id, [&](std::size_t core, int threads) { h.computing[core] += sign * threads; });
+}
+
 double Simulator::pace(const Host& h, std::int64_t id) const {
-  const model::Hosts& hosts = machine_.network.hosts;
-  const std::int64_t cpus = plan_.cpus();
-  const std::int64_t first = id % hosts.ranks_per_host * cpus;
   // The slowest of its threads: on a core with n computing threads, each thread goes at 1 / n.
   int most = 1;
-  for (std::int64_t t = 0; t < std::min(cpus, hosts.cores); ++t) {
-    most = std::max(most, h.computing[static_cast<std::size_t>((first + t) % hosts.cores)]);
-  }
+  for_each_core(id, [&](std::size_t core, int) { most = std::max(most, h.computing[core]); });
   return 1.0 / static_cast<double>(most);
 }
 
@@ -305,7 +301,8 @@ void Simulator::compute_end(std::int64_t host) {
   Host& h = hosts_[static_cast<std::size_t>(host)];
   host_advance(h);
   // Every computation within rounding of its end ends now (the one scheduled, and any tie).
-  std::vector<std::int64_t> ended;
+  std::vector<std::int64_t>& ended = ended_;
+  ended.clear();
   std::erase_if(h.active, [&](std::int64_t id) {
     const Rank& r = ranks_[static_cast<std::size_t>(id)];
     if (r.remaining > 1e-9 * r.job_work) return false;
@@ -325,13 +322,8 @@ void Simulator::compute_end(std::int64_t host) {
     end.path.overhead += r.job_barriers;
     r.result.overhead += Seconds{r.job_barriers};
     span(id, r.step, SpanKind::compute, r.job_start.t, end.t);
-    if (plan_.cpus() > 1) {
-      // The step barrier: the threads that arrived first slept; the last one's wakes them.
-      const double wake = machine_.network.hosts.wake.count();
-      span(id, r.step, SpanKind::sync, end.t, end.t + wake);
-      end = plus_overhead(end, wake);
-      r.result.overhead += Seconds{wake};
-    }
+    // The step barrier: the threads that arrived first slept; the last one's wakes them.
+    if (plan_.cpus() > 1) wake_up(id, r.step, end);
     // The rank's compute figure: the time its threads took, sharing the cores.
     computed(id, end, r.job_work > 0 ? r.job_c_full * elapsed / r.job_work : r.job_c_full);
   }

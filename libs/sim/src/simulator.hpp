@@ -181,6 +181,11 @@ class Simulator {
   void host_advance(Host& h);
   /// The pace of rank `id`'s computation on its host now (1: cores of its own).
   [[nodiscard]] double pace(const Host& h, std::int64_t id) const;
+  /// Calls f(core, threads of rank `id` on it) for each core of its host that its threads use.
+  template <class F>
+  void for_each_core(std::int64_t id, F&& f) const;
+  /// A thread of rank `id` that slept is woken at `at`: the wake-up (Hosts::wake) moves it on.
+  void wake_up(std::int64_t id, std::int64_t step, Stamp& at);
   /// Adds (+1) or removes (-1) rank `id`'s threads from its host's cores.
   void occupy(Host& h, std::int64_t id, int sign);
   /// Schedules the host's next compute_end (voiding older ones).
@@ -209,6 +214,7 @@ class Simulator {
 
   bool sharing_ = false;  ///< ranks share hosts' cores (Machine::network.hosts)
   std::vector<Host> hosts_;
+  std::vector<std::int64_t> ended_;  ///< compute_end's scratch: the ranks whose tiles ended
   bool overlap_ = true;
   bool vertical_ = false;
   bool comm_thread_ = false;

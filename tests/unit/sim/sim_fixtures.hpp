@@ -1,8 +1,10 @@
-// The simulator tests' round-number machine and their plans of unit dependences.
+// The simulator tests' round-number machine, their plans of unit dependences and their call of
+// the simulator.
 #pragma once
 
 #include <tilepipe/model/machine.hpp>
 #include <tilepipe/plan/plan.hpp>
+#include <tilepipe/sim/simulate.hpp>
 
 #include <gtest/gtest.h>
 
@@ -41,6 +43,14 @@ inline plan::Plan make_plan(plan::Index size, std::int64_t height, std::int64_t 
       plan::Plan::make(height_request(std::move(size), height, nodes, cpus, s, g, {}, map_dim));
   EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().message);
   return *p;
+}
+
+/// The simulated time of `plan` on `m` (a failed simulation fails the test and gives -1).
+inline double sim_s(const plan::Plan& plan, const model::Machine& m,
+                    const tp::sim::SimOptions& o = {}) {
+  auto r = tp::sim::simulate(plan, m, o);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+  return r ? r->simulated.count() : -1;
 }
 
 }  // namespace tp::test::sim

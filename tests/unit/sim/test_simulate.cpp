@@ -23,15 +23,10 @@ using tp::plan::ScheduleKind;
 using tp::sim::SimOptions;
 using tp::sim::simulate;
 using tp::test::sim::make_plan;
+using tp::test::sim::sim_s;
 using tp::test::sim::simple;
 
 constexpr double us = 1e-6;
-
-double sim_s(const Plan& plan, const Machine& m, SimOptions o = {}) {
-  auto r = simulate(plan, m, o);
-  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
-  return r ? r->simulated.count() : -1;
-}
 
 double predicted_s(const Plan& plan, const Machine& m, tp::model::ModelOptions o = {}) {
   auto p = tp::model::predict(plan, m, o);

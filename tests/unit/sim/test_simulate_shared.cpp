@@ -22,6 +22,7 @@ using tp::plan::ScheduleKind;
 using tp::sim::SimOptions;
 using tp::sim::simulate;
 using tp::test::sim::make_plan;
+using tp::test::sim::sim_s;
 using tp::test::sim::simple;
 
 constexpr double us = 1e-6;
@@ -41,12 +42,6 @@ Machine shared(Machine m, std::int64_t ranks_per_host, std::int64_t cores, doubl
   m.network.hosts.cores = cores;
   m.network.hosts.wake = Seconds{wake_us * us};
   return m;
-}
-
-double sim_s(const Plan& plan, const Machine& m) {
-  auto r = simulate(plan, m, {});
-  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
-  return r ? r->simulated.count() : -1;
 }
 
 TEST(SimulateShared, hosts_with_a_core_per_thread_change_nothing) {
