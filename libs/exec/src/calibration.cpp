@@ -1,11 +1,19 @@
-// Calibration probes on a World: ping-pong by size, isend cost, notification latency; barriers.
+// Calibration probes on a World: ping-pong by size, isend cost, notification latency; barriers;
+// the copy of faces into cold shared memory.
 #include <tilepipe/exec/calibration.hpp>
 #include <tilepipe/exec/step_team.hpp>
 #include <tilepipe/model/fit.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <span>
+#include <string>
+#include <utility>
 
 namespace tp::exec {
 
@@ -117,6 +125,48 @@ Expected<CommProbeResult> probe_comm(comm::World& world, const CommProbeOptions&
   result.notify_s = n->first;
   TP_TRY(world.barrier());
   return result;
+}
+
+Expected<ColdCopyProbe> ColdCopyProbe::make(std::size_t block, std::size_t region) {
+  TP_EXPECTS(block >= 1 && region >= block);
+  // A memory file, as comm's regions are: its pages are shared memory pages (no transparent huge
+  // pages where the system keeps them off shared memory, as the slabs of direct faces have none).
+  const int fd = memfd_create("tilepipe-copy-probe", MFD_CLOEXEC);
+  if (fd < 0) return fail(Errc::system, std::string("memfd_create: ") + std::strerror(errno));
+  void* p = MAP_FAILED;
+  if (ftruncate(fd, static_cast<off_t>(region)) == 0) {
+    p = mmap(nullptr, region, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  const int err = errno;
+  close(fd);
+  if (p == MAP_FAILED) {
+    return fail(Errc::system, "the copy probe's " + std::to_string(region >> 20) +
+                                  " MiB of shared memory: " + std::strerror(err));
+  }
+  ColdCopyProbe probe(static_cast<std::byte*>(p), block, region);
+  std::memset(p, 1, region);  // every page faulted in
+  std::memset(probe.src_.data(), 2, block);
+  return probe;
+}
+
+ColdCopyProbe::ColdCopyProbe(ColdCopyProbe&& o) noexcept
+    : dst_(std::exchange(o.dst_, nullptr)),
+      block_(o.block_),
+      region_(o.region_),
+      src_(std::move(o.src_)) {}
+
+ColdCopyProbe::~ColdCopyProbe() {
+  if (dst_ != nullptr) munmap(dst_, region_);
+}
+
+double ColdCopyProbe::pass() {
+  const std::size_t blocks = region_ / block_;
+  const auto a = Clock::now();
+  for (std::size_t i = 0; i < blocks; ++i) {
+    std::memcpy(dst_ + i * block_, src_.data(), block_);
+    src_[i % block_] = static_cast<std::byte>(i);  // each block's bytes differ
+  }
+  return since(a) / static_cast<double>(blocks * block_);
 }
 
 }  // namespace tp::exec

@@ -53,6 +53,17 @@ void show(const CalibrateSpec& spec, int rank, int done, int total, std::string_
   if (spec.progress && rank == 0) spec.progress(done, total, what);
 }
 
+/// The copy probe's region on each of `ranks` ranks measuring at once: spec.copy_region, else
+/// 256 MiB over the ranks within 32-128 MiB each (far more than the caches hold; sysconf's cache
+/// sizes are unreliable in virtual machines, which may report the host's).
+std::size_t copy_region_bytes(const CalibrateSpec& spec, int ranks) {
+  if (spec.copy_region > 0) return std::max(spec.copy_region, spec.copy_block);
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  return std::max(std::clamp<std::size_t>(256 * mib / static_cast<std::size_t>(std::max(ranks, 1)),
+                                          32 * mib, 128 * mib),
+                  spec.copy_block);
+}
+
 std::int64_t tile_points(const ComputeShape& shape) {
   std::int64_t g = 1;
   for (auto w : shape.tile) g *= w;
@@ -110,8 +121,9 @@ double thread_cpu_s() {
 /// The compute probes on every rank of `world` at once (they share caches and memory bandwidth
 /// as the ranks of a run do; barriers keep them in step): per shape the median over spec.passes
 /// passes (interleaved over the shapes) of the CPU seconds per point, then the share of a core
-/// the passes got (CPU time over wall time); on rank 0 the means over the ranks, elsewhere this
-/// rank's values.
+/// the passes got (CPU time over wall time), then the copy probe's bytes per CPU second; on rank 0
+/// the means over the ranks and the tile's spread (the step barrier's probe), elsewhere this
+/// rank's values and its step passes.
 ///
 /// CPU time, not wall time: a probe that another process preempts (a compiler on a shared
 /// machine) would otherwise charge the model its waits as computation, for every tile of every
@@ -150,6 +162,26 @@ Expected<std::vector<double>> measure_compute(comm::World& world, const Calibrat
   std::vector<double> mine;
   for (auto& v : per_point) mine.push_back(model::median(v));
   mine.push_back(wall_total > 0 ? std::clamp(cpu_total / wall_total, 0.0, 1.0) : 1.0);
+  // The copy of faces into cold shared memory, on every rank at once (docs/model.md, "The copy
+  // of a face"): bytes per CPU second, the median over the passes.
+  {
+    show(spec, world.rank(), static_cast<int>(n), total, "copy into cold memory");
+    auto copy = exec::ColdCopyProbe::make(spec.copy_block, copy_region_bytes(spec, world.size()));
+    if (!copy) return Unexpected{copy.error()};
+    std::vector<double> rates;
+    for (int pass = 0; pass < spec.passes; ++pass) {
+      TP_TRY(world.barrier());
+      const double cpu0 = thread_cpu_s();
+      const auto wall0 = std::chrono::steady_clock::now();
+      const double wall_per_byte = copy->pass();
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      const double share =
+          wall >= min_timed_pass_s ? std::clamp((thread_cpu_s() - cpu0) / wall, 0.0, 1.0) : 1.0;
+      if (wall_per_byte * share > 0) rates.push_back(1.0 / (wall_per_byte * share));
+    }
+    mine.push_back(rates.empty() ? 0.0 : model::median(rates));
+  }
   // The step barrier's probe (docs/model.md, "The step barrier"): every rank times short passes
   // of the largest shape at once, a barrier before each, as the CPUs of a node compute a step's
   // tiles; wall time, for a step waits for a preempted CPU too. The first pass warms up.
@@ -176,7 +208,7 @@ Expected<std::vector<double>> measure_compute(comm::World& world, const Calibrat
     TP_TRY(world.send(0, tag_compute, std::as_bytes(std::span(mine))));
     return mine;
   }
-  std::vector<double> mean(n + 2, 0.0);
+  std::vector<double> mean(n + 3, 0.0);
   std::vector<double> theirs(mine.size());
   // Per pass the slowest rank's time over the ranks' mean.
   std::vector<double> slowest(step_passes.size(), 0.0);
@@ -187,10 +219,10 @@ Expected<std::vector<double>> measure_compute(comm::World& world, const Calibrat
       if (!got) return Unexpected{got.error()};
     }
     const auto& v = r == 0 ? mine : theirs;
-    for (std::size_t i = 0; i <= n; ++i) mean[i] += v[i] / world.size();
+    for (std::size_t i = 0; i <= n + 1; ++i) mean[i] += v[i] / world.size();
     for (std::size_t p = 0; p < step_passes.size(); ++p) {
-      slowest[p] = std::max(slowest[p], v[n + 1 + p]);
-      sum[p] += v[n + 1 + p];
+      slowest[p] = std::max(slowest[p], v[n + 2 + p]);
+      sum[p] += v[n + 2 + p];
     }
   }
   // E[max - mean] / mean over the passes is e_R x the tile's relative spread for R ranks
@@ -208,7 +240,7 @@ Expected<std::vector<double>> measure_compute(comm::World& world, const Calibrat
     }
     group_means.push_back(excess);
   }
-  mean[n + 1] =
+  mean[n + 2] =
       group_means.empty()
           ? 0.0
           : std::clamp(model::median(group_means) / model::expected_max_of_normals(world.size()),
@@ -261,6 +293,7 @@ struct RawCalibration {
   std::vector<double> t_comp1_s;  ///< per shape: CPU seconds per point, mean over ranks
   double compute_cpu_share = 1;   ///< the share of a core the compute probes got (mean)
   double tile_spread = 0;         ///< the step barrier's probe: a tile's relative spread
+  double copy_bytes_per_s = 0;    ///< the copy probe (mean over the ranks; 0: none)
   std::vector<double> one_way_s;  ///< per spec.sizes entry
   std::vector<double> isend_s;    ///< per spec.sizes entry
   /// By SyncMode (poll, block, hybrid); < 0: not measured.
@@ -294,9 +327,10 @@ Expected<model::Machine> fit_machine(const CalibrateSpec& spec, const RawCalibra
   if (spec.link.enabled) m.name += "-link";
   m.source = fmt::format(
       "tilepipe calibrate: {} tile shapes on {} concurrent ranks ({} points streamed, median of "
-      "{} passes); ping-pong of {} sizes between 2 ranks (median of up to {} round trips)",
-      spec.shapes.size(), raw.compute_ranks, spec.slab_points, spec.passes, spec.sizes.size(),
-      spec.round_trips);
+      "{} passes); copy of {} KiB blocks into {} MiB of cold shared memory on each; ping-pong "
+      "of {} sizes between 2 ranks (median of up to {} round trips)",
+      spec.shapes.size(), raw.compute_ranks, spec.slab_points, spec.passes, spec.copy_block >> 10,
+      copy_region_bytes(spec, raw.compute_ranks) >> 20, spec.sizes.size(), spec.round_trips);
   std::map<std::string, std::vector<model::ComputeSample>> by_kernel;
   for (std::size_t i = 0; i < spec.shapes.size(); ++i) {
     by_kernel[spec.shapes[i].kernel].push_back(
@@ -336,6 +370,13 @@ Expected<model::Machine> fit_machine(const CalibrateSpec& spec, const RawCalibra
     if (auto copy = model::fit_link_cost(copies)) {
       m.cpu_copy_bytes_per_s = copy->bandwidth_bytes_per_s;
     }
+    if (!spec.link.enabled && raw.copy_bytes_per_s > 0) {
+      // A run's faces land in slabs that no cache holds, where the ping-pong's buffers stay in
+      // cache: their copy goes at the copy probe's rate, which bounds the transport's too
+      // (docs/model.md, "The copy of a face").
+      m.cpu_copy_bytes_per_s = raw.copy_bytes_per_s;
+      m.link.bandwidth_bytes_per_s = std::min(m.link.bandwidth_bytes_per_s, raw.copy_bytes_per_s);
+    }
   }
   m.t_start = model::Seconds{model::median(starts)};
   m.t_sync = model::Seconds{raw.notify_s[static_cast<std::size_t>(spec.sync)]};
@@ -363,6 +404,9 @@ Expected<model::Machine> fit_machine(const CalibrateSpec& spec, const RawCalibra
   notes["messages"] = one_way;
   notes["compute_ranks"] = raw.compute_ranks;
   notes["compute_cpu_share"] = raw.compute_cpu_share;
+  notes["copy_probe"] = {{"block_bytes", spec.copy_block},
+                         {"region_bytes", copy_region_bytes(spec, raw.compute_ranks)},
+                         {"bytes_per_s", raw.copy_bytes_per_s}};
   m.notes = notes.dump();
   return m;
 }
@@ -387,10 +431,12 @@ Expected<RawCalibration> measure_forked(const CalibrateSpec& spec) {
                            });
   if (!compute) return Unexpected{compute.error()};
   raw.t_comp1_s = from_bytes(compute->bytes);
-  if (raw.t_comp1_s.size() != spec.shapes.size() + 2) {
+  if (raw.t_comp1_s.size() != spec.shapes.size() + 3) {
     return fail(Errc::internal, "the compute probes came back short");
   }
   raw.tile_spread = raw.t_comp1_s.back();
+  raw.t_comp1_s.pop_back();
+  raw.copy_bytes_per_s = raw.t_comp1_s.back();
   raw.t_comp1_s.pop_back();
   raw.compute_cpu_share = raw.t_comp1_s.back();
   raw.t_comp1_s.pop_back();
@@ -459,11 +505,12 @@ Expected<std::optional<RawCalibration>> measure_mpi(const CalibrateSpec& spec) {
   RawCalibration raw;
   raw.compute_ranks = ranks;
   auto v = from_bytes(ran->bytes);
-  if (v.size() < spec.shapes.size() + 2) return fail(Errc::internal, "the probes came back short");
+  if (v.size() < spec.shapes.size() + 3) return fail(Errc::internal, "the probes came back short");
   raw.t_comp1_s.assign(v.begin(), v.begin() + n_shapes);
   raw.compute_cpu_share = v[spec.shapes.size()];
-  raw.tile_spread = v[spec.shapes.size() + 1];
-  v.erase(v.begin(), v.begin() + n_shapes + 2);
+  raw.copy_bytes_per_s = v[spec.shapes.size() + 1];
+  raw.tile_spread = v[spec.shapes.size() + 2];
+  v.erase(v.begin(), v.begin() + n_shapes + 3);
   TP_TRY(take_comm(spec, v, raw));
   raw.notify_s[static_cast<std::size_t>(spec.sync)] = v.back();
   show(spec, 0, n_shapes + 1, total, "node synchronization (t_sync_in)");

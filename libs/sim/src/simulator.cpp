@@ -23,8 +23,8 @@ double Simulator::start_sends(std::int64_t id, std::int64_t s, const Stamp& from
   const bool queued = machine_.send_mode == model::SendMode::queued;
   const auto node = plan_.node_coords(id);
   double cpu = 0;
-  double copy = 0;  // overlap: the CPU's copy of the faces (Machine::cpu_copy_bytes_per_s)
-  const bool copies = overlap_ && !comm_thread_ && machine_.cpu_copy_bytes_per_s > 0;
+  double copy = 0;  // the CPU's copy of the faces so far (Machine::cpu_copy_bytes_per_s)
+  const bool copies = !comm_thread_ && machine_.cpu_copy_bytes_per_s > 0;
   std::int64_t started = 0;
   for (int f = 0; f < factors_; ++f) {
     const std::int64_t n = senders(r, f, s);
@@ -67,7 +67,7 @@ double Simulator::start_sends(std::int64_t id, std::int64_t s, const Stamp& from
     x.path.overhead += cpu;
     x.stage = 0;
     x.pos = id;
-    x.prev_end = ready;
+    x.prev_end = ready + copy;  // the faces are in when the sender's copy of them is done
     ++r.pending;
     r.result.messages_sent += n;
     r.result.bytes_sent += static_cast<std::int64_t>(x.bytes);
@@ -75,8 +75,9 @@ double Simulator::start_sends(std::int64_t id, std::int64_t s, const Stamp& from
   }
   if (started == 0) return 0;
   // The copy is the transfer itself (its flight through the network counts it as well): the
-  // faces arrive as before, and the sending CPU computes only after it (docs/model.md, "What the
-  // CPU pays, what overlaps").
+  // faces arrive no earlier than it ends, and the sending CPU goes on only after it (docs/model.md,
+  // "What the CPU pays, what overlaps"). On a shared host the caller runs it as work on the
+  // sending thread's core.
   cpu += copy;
   span(id, s, SpanKind::send_start, from.t, from.t + cpu);
   if (overlap_) span(id, s, SpanKind::sync, from.t + cpu, from.t + cpu + machine_.t_sync.count());
@@ -97,10 +98,19 @@ void Simulator::begin_step(std::int64_t id) {
   if (overlap_ && s >= 1) {  // the faces of the previous step leave now
     cpu = start_sends(id, s - 1, r.begin);
     r.result.overhead += Seconds{cpu};
+    if (sharing_ && cpu > 0) {
+      start_job(id, r.begin, cpu, true);
+      return;
+    }
   }
-  if (s == r.steps) {  // the end: every send must arrive
+  sent(id, plus_overhead(r.begin, cpu));
+}
+
+void Simulator::sent(std::int64_t id, const Stamp& cpu) {
+  Rank& r = ranks_[static_cast<std::size_t>(id)];
+  r.cpu = cpu;
+  if (r.step == r.steps) {  // the end: every send must arrive
     --steps_done_;
-    r.cpu = plus_overhead(r.begin, cpu);
     if (r.pending == 0) {
       done(id, later(r.cpu, r.last_arrival));
     } else {
@@ -108,9 +118,17 @@ void Simulator::begin_step(std::int64_t id) {
     }
     return;
   }
-  r.cpu = plus_overhead(r.begin, cpu);  // the CPU is free for its tile from here
-  r.phase = Rank::Phase::inputs;
+  r.phase = Rank::Phase::inputs;  // the CPU is free for its tile from here
   try_inputs(id);
+}
+
+void Simulator::start_job(std::int64_t id, const Stamp& at, double work, bool sends) {
+  Rank& r = ranks_[static_cast<std::size_t>(id)];
+  r.job_start = at;
+  r.job_work = work;
+  r.job_barriers = 0;
+  r.job_sends = sends;
+  push(at.t, id, EventKind::compute_start);
 }
 
 void Simulator::try_inputs(std::int64_t id) {
@@ -180,11 +198,9 @@ void Simulator::finish_step(std::int64_t id, const Stamp& inputs) {
   if (sharing_) {
     // A thread that slept on the faces loses the wake-up; then the host's cores are shared.
     if (inputs.t > r.cpu.t) wake_up(id, s, end);
-    r.job_start = end;
-    r.job_work = subs * c;
+    start_job(id, end, subs * c, false);
     r.job_barriers = (subs - 1) * t_in;
     r.job_c_full = c_full;
-    push(end.t, id, EventKind::compute_start);
     return;
   }
   span(id, s, SpanKind::compute, end.t, end.t + subs * c + (subs - 1) * t_in);
@@ -207,6 +223,12 @@ void Simulator::computed(std::int64_t id, Stamp end, double c_full) {
       r.send_cpu = cpu - machine_.t_sync.count();
       r.cpu = end;
       r.phase = Rank::Phase::sends;
+      if (sharing_ && r.send_cpu > 0) {
+        const double work = r.send_cpu;
+        r.send_cpu = 0;
+        r.phase = Rank::Phase::ready;
+        start_job(id, end, work, true);
+      }
       return;
     }
   }
@@ -256,7 +278,12 @@ void Simulator::for_each_core(std::int64_t id, F&& f) const {
   const model::Hosts& hosts = machine_.network.hosts;
   const std::int64_t cpus = plan_.cpus();
   const std::int64_t first = id % hosts.ranks_per_host * cpus;
+  const bool sends = ranks_[static_cast<std::size_t>(id)].job_sends;
   for (std::int64_t t = 0; t < std::min(cpus, hosts.cores); ++t) {
+    if (sends) {
+      f(static_cast<std::size_t>(first % hosts.cores), 1);
+      return;
+    }
     // Threads t, t + cores, ... of the rank share core (first + t) mod cores.
     f(static_cast<std::size_t>((first + t) % hosts.cores),
       static_cast<int>((cpus - t + hosts.cores - 1) / hosts.cores));
@@ -313,6 +340,20 @@ void Simulator::compute_end(std::int64_t host) {
   host_schedule(host);
   for (const std::int64_t id : ended) {
     Rank& r = ranks_[static_cast<std::size_t>(id)];
+    if (r.job_sends) {
+      r.job_sends = false;
+      Stamp at = r.job_start;
+      at.path.overhead += t_now_ - at.t;
+      at.t = t_now_;
+      if (overlap_) {
+        sent(id, at);
+      } else {
+        r.cpu = at;
+        r.phase = Rank::Phase::sends;
+        if (r.pending == 0) resolve_sends(id);
+      }
+      continue;
+    }
     Stamp end = r.job_start;
     const double elapsed = t_now_ - end.t;
     // The tiles, stretched by the sharing, then the barriers between sub-steps (unshared, as

@@ -93,6 +93,7 @@ struct Rank {
   double job_barriers = 0;  ///< the barriers between its sub-steps (after the tiles, unshared)
   double job_c_full = 0;    ///< one full tile's time (RankResult::compute)
   double remaining = 0;     ///< of job_work, while computing
+  bool job_sends = false;   ///< the job is the step's sends (one thread's, on its core)
 };
 
 /// A batch: the faces one rank sends in one step across one mesh dimension (one message per
@@ -171,6 +172,10 @@ class Simulator {
   /// (t_start per message or per queue, + t_sync when any).
   double start_sends(std::int64_t id, std::int64_t s, const Stamp& from);
   void begin_step(std::int64_t id);
+  /// The overlap step's sends done at `cpu`: the end, or the wait for the step's inputs.
+  void sent(std::int64_t id, const Stamp& cpu);
+  /// A shared host's job of `work` seconds for rank `id` from `at` (sends: its thread 0 only).
+  void start_job(std::int64_t id, const Stamp& at, double work, bool sends);
   void try_inputs(std::int64_t id);
   void finish_step(std::int64_t id, const Stamp& inputs);
   /// The step's tiles computed at `end` (c_full: one full tile's time): its sends (blocking), the

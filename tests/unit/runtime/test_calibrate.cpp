@@ -30,6 +30,7 @@ CalibrateSpec fake_spec(double base) {
   spec.compute_ranks = 2;
   spec.round_trips = 5;
   spec.sizes = {64, 1 << 18, 1 << 21};  // far apart: the fit holds on a loaded machine
+  spec.copy_region = std::size_t{4} << 20;
   return spec;
 }
 
@@ -49,6 +50,15 @@ TEST(Calibrate, the_machine_holds_what_the_probes_measured) {
   }
   EXPECT_GT(machine.link.bandwidth_bytes_per_s, 0.0);
   EXPECT_GE(machine.t_sync.count(), 0.0);
+  // The copy probe's rate is the CPU's copy of a face, and bounds the link's bandwidth.
+  const auto notes = nlohmann::json::parse(machine.notes);
+  ASSERT_TRUE(notes.contains("copy_probe"));
+  EXPECT_EQ(notes["copy_probe"]["block_bytes"].get<std::size_t>(), std::size_t{256} << 10);
+  EXPECT_EQ(notes["copy_probe"]["region_bytes"].get<std::size_t>(), std::size_t{4} << 20);
+  const double copy = notes["copy_probe"]["bytes_per_s"].get<double>();
+  EXPECT_GT(copy, 1e8);
+  EXPECT_DOUBLE_EQ(machine.cpu_copy_bytes_per_s, copy);
+  EXPECT_LE(machine.link.bandwidth_bytes_per_s, copy);
 }
 
 TEST(Calibrate, time_a_probe_waits_for_its_core_is_not_counted_as_computation) {

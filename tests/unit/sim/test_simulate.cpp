@@ -289,6 +289,22 @@ TEST(Simulate, a_cpus_copy_of_the_faces_is_paid_on_top_of_the_overlapped_step) {
       pc->step.step.count(), 1e-9);
 }
 
+TEST(Simulate, faces_arrive_no_earlier_than_the_senders_copy_of_them_ends) {
+  // A copy slower than the link (50 MB/s against 100 MB/s): in the blocking schedule each of
+  // rank 0's Z steps waits for its face until the copy is done, 2 x the wire time instead of 1.
+  const std::int64_t z = 30;
+  const double wire = 500 * 8 / 100e6;
+  const Plan b = make_plan({64, z * 500}, 500, 2, 1, ScheduleKind::blocking);
+  const Machine m = simple();
+  Machine slow_copy = simple();
+  slow_copy.cpu_copy_bytes_per_s = 50e6;
+  EXPECT_NEAR(sim_s(b, slow_copy) - sim_s(b, m), static_cast<double>(z) * wire, 1e-9);
+  // A copy faster than the link changes nothing there: the faces wait for the link.
+  Machine fast_copy = simple();
+  fast_copy.cpu_copy_bytes_per_s = 400e6;
+  EXPECT_NEAR(sim_s(b, fast_copy), sim_s(b, m), 1e-12);
+}
+
 TEST(Simulate, a_slow_node_delays_the_pipeline_by_the_expected_amount) {
   const std::int64_t z = 30;
   const double c = 32 * 500e-9;

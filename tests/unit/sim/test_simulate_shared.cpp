@@ -1,6 +1,7 @@
 // Ranks that share a host's cores (machine file network.hosts): each core shared equally by the
-// threads computing on it, a rank at the pace of its slowest thread, and a wake-up for a thread
-// that slept on its faces or at its step barrier; checked against times derived by hand and against
+// threads computing on it (their tiles, and the copy of a rank's faces on its sending thread's
+// core), a rank at the pace of its slowest thread, and a wake-up for a thread that slept on its
+// faces or at its step barrier; checked against times derived by hand and against
 // the unshared simulation where the cores suffice.
 #include <tilepipe/model/cost_model.hpp>
 #include <tilepipe/sim/simulate.hpp>
@@ -132,6 +133,24 @@ TEST(SimulateShared, a_thread_that_slept_on_its_faces_pays_the_wake_up) {
   const double b0 = sim_s(b, shared(slow_link, 1, 1));
   EXPECT_NEAR(sim_s(b, shared(slow_link, 1, 1, 7)), b0 + static_cast<double>(z) * 7 * us,
               1e-9 * b0);
+}
+
+TEST(SimulateShared, a_ranks_copy_of_its_faces_takes_its_core_from_the_rank_beside_it) {
+  // Two ranks on one core, tiles of 32 x 500 points (c each); rank 0 copies a face of 500 x 8 B
+  // per step at 1 GB/s (k = 4 us), rank 1 sends nothing. The core is never idle: the run takes
+  // the whole work, 2 Z c + Z k, in both schedules (the copy is the sender's CPU in both). On two
+  // cores rank 0's copies lengthen only its own steps.
+  const std::int64_t z = 30;
+  const double c = 32 * 500e-9, k = 4 * us;
+  Machine m = compute_only();
+  m.cpu_copy_bytes_per_s = 1e9;
+  for (const auto s : {ScheduleKind::overlap, ScheduleKind::blocking}) {
+    const Plan p = make_plan({64, z * 500}, 500, 2, 1, s);
+    const double zd = static_cast<double>(z);
+    EXPECT_NEAR(sim_s(p, shared(m, 2, 1)), 2 * zd * c + zd * k, 1e-6 * c) << tp::plan::to_string(s);
+    EXPECT_NEAR(sim_s(p, shared(m, 2, 2)), sim_s(p, m), 1e-9 * c) << tp::plan::to_string(s);
+    EXPECT_LT(sim_s(p, m), zd * c + c + zd * k + 1e-6 * c) << tp::plan::to_string(s);
+  }
 }
 
 TEST(SimulateShared, figures_add_up_and_the_comm_thread_is_refused) {

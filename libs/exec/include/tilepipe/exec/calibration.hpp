@@ -263,4 +263,34 @@ struct CommProbeOptions {
 /// Errors: a transport failure or a peer that died.
 Expected<CommProbeResult> probe_comm(comm::World& world, const CommProbeOptions& opts);
 
+/// The copy of a face into memory that no cache holds, as a rank packs a face into its
+/// neighbour's slab (docs/model.md, "The copy of a face"): blocks of `block` bytes from one buffer
+/// (which stays in cache, as a face just computed does) to consecutive places of a shared memory
+/// mapping of `region` bytes (shared memory, as a slab that direct faces reach is), cycling over
+/// it. Several ranks measuring at once share the memory bandwidth as the ranks of a run do.
+class ColdCopyProbe {
+ public:
+  /// Maps the region and touches every page once (not timed). Errors: the mapping failed.
+  /// Preconditions: block >= 1, region >= block.
+  static Expected<ColdCopyProbe> make(std::size_t block, std::size_t region);
+  ColdCopyProbe(ColdCopyProbe&& o) noexcept;
+  ColdCopyProbe& operator=(ColdCopyProbe&&) = delete;
+  ColdCopyProbe(const ColdCopyProbe&) = delete;
+  ColdCopyProbe& operator=(const ColdCopyProbe&) = delete;
+  ~ColdCopyProbe();
+
+  /// One timed pass over the region: wall seconds per byte copied.
+  double pass();
+  /// Bytes one pass copies.
+  [[nodiscard]] std::size_t pass_bytes() const noexcept { return region_ / block_ * block_; }
+
+ private:
+  ColdCopyProbe(std::byte* dst, std::size_t block, std::size_t region)
+      : dst_(dst), block_(block), region_(region), src_(block) {}
+  std::byte* dst_ = nullptr;
+  std::size_t block_ = 0;
+  std::size_t region_ = 0;
+  std::vector<std::byte> src_;
+};
+
 }  // namespace tp::exec

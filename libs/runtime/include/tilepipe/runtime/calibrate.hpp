@@ -47,6 +47,10 @@ struct CalibrateSpec {
   std::int64_t slab_points = std::int64_t{1} << 24;  ///< points streamed per shape and pass
   int passes = 5;         ///< timed passes per shape, interleaved over the shapes (median)
   int compute_ranks = 2;  ///< forked ranks measuring at once (as many as the run computes on)
+  /// The copy probe (exec::ColdCopyProbe, on the compute ranks at once): block bytes, and the
+  /// region each rank cycles over (0: 256 MiB over the ranks, within 32-128 MiB each).
+  std::size_t copy_block = std::size_t{256} << 10;
+  std::size_t copy_region = 0;
   std::vector<std::int64_t> sizes{64, 1024, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20};
   int round_trips = 30;                          ///< ping-pong round trips per size
   comm::SyncMode sync = comm::SyncMode::hybrid;  ///< the sync mode t_sync is taken for
