@@ -15,8 +15,14 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 namespace tp::comm::detail {
+
+namespace {
+/// How long open_peer_file waits for a peer whose files are gone to end, in milliseconds.
+constexpr int peer_exit_wait_ms = 200;
+}  // namespace
 
 Mapping& Mapping::operator=(Mapping&& o) noexcept {
   if (this != &o) {
@@ -71,7 +77,15 @@ Expected<Fd> open_peer_file(int pid, int fd) {
   if (out.get() < 0) {
     const int err = errno;
     // A peer that ended (an aborting job) closed its files: the job's end, not a fault here.
-    const Errc code = err == ENOENT && process_ended(pid) ? Errc::peer_lost : Errc::system;
+    // An exiting process closes its files (ENOENT, or ENXIO for a shared memory file, seen under
+    // mpirun) before it becomes a zombie: it gets a moment to end.
+    Errc code = Errc::system;
+    if (err == ENOENT || err == ENXIO) {
+      for (int i = 0; i < peer_exit_wait_ms && !process_ended(pid); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (process_ended(pid)) code = Errc::peer_lost;
+    }
     return fail(code, errno_text("open(\"" + path + "\")", err));
   }
   return out;

@@ -48,7 +48,8 @@ class Fd {
 /// Anonymous shared memory file (memfd_create) of `bytes` bytes; never appears in /dev/shm.
 Expected<Fd> create_shared_file(std::string_view name, std::size_t bytes);
 /// Opens another process's shared file through /proc/<pid>/fd/<fd>. Errc::peer_lost when the
-/// process has ended (gone, or a zombie: its files are closed), Errc::system otherwise.
+/// process has ended (gone, or a zombie: its files are closed) or ends within 200 ms of a failed
+/// open (an exiting process closes its files first), Errc::system otherwise.
 Expected<Fd> open_peer_file(int pid, int fd);
 /// Maps `bytes` of `fd` read-write and shared.
 Expected<Mapping> map_shared(const Fd& fd, std::size_t bytes);

@@ -224,11 +224,13 @@ Expected<RanksResult> run_ranks(int ranks, const comm::Config& config, LaunchMod
   *ch.length() = 0;
   auto launched = comm::launch_local(
       ranks, config,
-      [&](comm::World& world) -> int {
+      [&](comm::World& world) -> Expected<int> {
         auto out = body(world);
         if (!out) {
           store_error(*ch.slot(world.rank()), out.error(), world.rank());
-          return out.error().is_user_error() ? 2 : 1;
+          // The launcher keeps it as well (RankEnd::error): a rank that only lost a peer is then
+          // no cause of the run's end, even when it exits before the peer that died is reaped.
+          return Unexpected{out.error()};
         }
         if (world.rank() == 0) {
           if (out->size() > ch.capacity()) {
