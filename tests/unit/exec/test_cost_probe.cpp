@@ -1,4 +1,5 @@
-// exec::FrontierTileCostProbe: which tiles a pass computes, and which faces each one is given.
+// exec::FrontierTileCostProbe: which tiles a pass computes, and which faces each one is given;
+// exec::ColdCopyProbe: what a pass copies, and a region that cannot be mapped.
 #include <tilepipe/exec/calibration.hpp>
 
 #include <gtest/gtest.h>
@@ -6,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tp::exec {
@@ -68,4 +70,26 @@ TEST(FrontierTileCostProbe, walks_a_row_of_tiles_passing_each_face_to_the_next) 
 }
 
 }  // namespace frontier_probe_test
+
+namespace cold_copy_probe_test {
+
+TEST(ColdCopyProbe, a_pass_copies_whole_blocks_over_the_region) {
+  const std::size_t block = std::size_t{3} << 10, region = std::size_t{1} << 20;
+  auto probe = ColdCopyProbe::make(block, region);
+  ASSERT_TRUE(probe) << probe.error().message;
+  EXPECT_EQ(probe->pass_bytes(), region / block * block);  // 341 blocks of 3 KiB
+  const double s = probe->pass();
+  EXPECT_GT(s, 0.0);
+  EXPECT_LT(s, 1e-6);  // seconds per byte: above 1 MB/s on any machine that runs this
+}
+
+TEST(ColdCopyProbe, a_region_that_cannot_be_mapped_is_an_error) {
+  auto probe = ColdCopyProbe::make(std::size_t{1} << 20, std::size_t{1} << 60);
+  ASSERT_FALSE(probe);
+  EXPECT_EQ(probe.error().code, Errc::system);
+  EXPECT_NE(probe.error().message.find("the copy probe's"), std::string::npos)
+      << probe.error().message;
+}
+
+}  // namespace cold_copy_probe_test
 }  // namespace tp::exec
