@@ -118,6 +118,28 @@ double thread_cpu_s() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
+/// A timed pass scaled to the CPU it got: `per_unit` is the pass's wall seconds per unit (what
+/// pass() returns) times its share of a core (CPU over wall time, at most 1); `cpu` and `wall` its
+/// seconds. Passes shorter than min_timed_pass_s are too short to be told from the clocks' own
+/// cost (and to be preempted much): they count whole.
+struct CpuPass {
+  double per_unit = 0;
+  double cpu = 0;
+  double wall = 0;
+};
+template <class Pass>
+CpuPass cpu_pass(Pass&& pass) {
+  const double cpu0 = thread_cpu_s();
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double wall_per_unit = pass();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const double cpu = thread_cpu_s() - cpu0;
+  const bool timed = wall >= min_timed_pass_s;
+  const double share = timed ? std::clamp(cpu / wall, 0.0, 1.0) : 1.0;
+  return {wall_per_unit * share, timed ? cpu : wall, wall};
+}
+
 /// The compute probes on every rank of `world` at once (they share caches and memory bandwidth
 /// as the ranks of a run do; barriers keep them in step): per shape the median over spec.passes
 /// passes (interleaved over the shapes) of the CPU seconds per point, then the share of a core
@@ -144,19 +166,10 @@ Expected<std::vector<double>> measure_compute(comm::World& world, const Calibrat
       show(spec, world.rank(),
            static_cast<int>((static_cast<std::size_t>(pass) * n + i)) / spec.passes, total,
            fmt::format("compute {} (pass {})", shape_text(spec.shapes[i]), pass + 1));
-      const double cpu0 = thread_cpu_s();
-      const auto wall0 = std::chrono::steady_clock::now();
-      const double wall_per_point = probes->pass(i, spec.shapes[i]);
-      const double wall =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-      const double cpu = thread_cpu_s() - cpu0;
-      // Passes shorter than min_timed_pass_s are too short to be told from the clocks' own
-      // cost (and to be preempted much): they count whole.
-      const bool timed = wall >= min_timed_pass_s;
-      const double share = timed ? std::clamp(cpu / wall, 0.0, 1.0) : 1.0;
-      per_point[i].push_back(wall_per_point * share);
-      cpu_total += timed ? cpu : wall;
-      wall_total += wall;
+      const CpuPass p = cpu_pass([&] { return probes->pass(i, spec.shapes[i]); });
+      per_point[i].push_back(p.per_unit);
+      cpu_total += p.cpu;
+      wall_total += p.wall;
     }
   }
   std::vector<double> mine;
@@ -171,14 +184,8 @@ Expected<std::vector<double>> measure_compute(comm::World& world, const Calibrat
     std::vector<double> rates;
     for (int pass = 0; pass < spec.passes; ++pass) {
       TP_TRY(world.barrier());
-      const double cpu0 = thread_cpu_s();
-      const auto wall0 = std::chrono::steady_clock::now();
-      const double wall_per_byte = copy->pass();
-      const double wall =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-      const double share =
-          wall >= min_timed_pass_s ? std::clamp((thread_cpu_s() - cpu0) / wall, 0.0, 1.0) : 1.0;
-      if (wall_per_byte * share > 0) rates.push_back(1.0 / (wall_per_byte * share));
+      const double per_byte = cpu_pass([&] { return copy->pass(); }).per_unit;
+      if (per_byte > 0) rates.push_back(1.0 / per_byte);
     }
     mine.push_back(rates.empty() ? 0.0 : model::median(rates));
   }

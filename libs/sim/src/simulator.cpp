@@ -220,14 +220,15 @@ void Simulator::computed(std::int64_t id, Stamp end, double c_full) {
     const double cpu = start_sends(id, s, end);
     if (r.pending > 0) {  // it sent faces (their CPU time may be 0)
       r.result.overhead += Seconds{cpu};
-      r.send_cpu = cpu - machine_.t_sync.count();
       r.cpu = end;
-      r.phase = Rank::Phase::sends;
-      if (sharing_ && r.send_cpu > 0) {
-        const double work = r.send_cpu;
+      const double send_cpu = cpu - machine_.t_sync.count();
+      if (sharing_ && send_cpu > 0) {  // on its core first (compute_end), then the wait
         r.send_cpu = 0;
         r.phase = Rank::Phase::ready;
-        start_job(id, end, work, true);
+        start_job(id, end, send_cpu, true);
+      } else {
+        r.send_cpu = send_cpu;
+        r.phase = Rank::Phase::sends;
       }
       return;
     }
@@ -278,12 +279,11 @@ void Simulator::for_each_core(std::int64_t id, F&& f) const {
   const model::Hosts& hosts = machine_.network.hosts;
   const std::int64_t cpus = plan_.cpus();
   const std::int64_t first = id % hosts.ranks_per_host * cpus;
-  const bool sends = ranks_[static_cast<std::size_t>(id)].job_sends;
+  if (ranks_[static_cast<std::size_t>(id)].job_sends) {  // thread 0 sends
+    f(static_cast<std::size_t>(first % hosts.cores), 1);
+    return;
+  }
   for (std::int64_t t = 0; t < std::min(cpus, hosts.cores); ++t) {
-    if (sends) {
-      f(static_cast<std::size_t>(first % hosts.cores), 1);
-      return;
-    }
     // Threads t, t + cores, ... of the rank share core (first + t) mod cores.
     f(static_cast<std::size_t>((first + t) % hosts.cores),
       static_cast<int>((cpus - t + hosts.cores - 1) / hosts.cores));
