@@ -123,6 +123,14 @@ void sleep_nominal(std::chrono::milliseconds length) {
   }
 }
 
+/// True when fewer than this host's ranks live (`live`, this process counted): a rank of the host
+/// is gone, so the job is ending (a rank spoke, then exited; or one died, which the launcher
+/// reports). Ranks do not leave before the job's end otherwise (MPI_Finalize waits for them all).
+bool job_ending(int live) noexcept {
+  const int local_size = own_rank(local_size_variables);
+  return local_size > 0 && live < local_size;
+}
+
 std::atomic<int> voice_fd{-1};
 
 /// Binds the host's voice for this job; true when this process holds it (or no socket could be
@@ -177,14 +185,22 @@ bool take_job_voice(VoiceTurn turn) noexcept {
         const int r = rank_of(pid, variables);
         if (r >= 0 && r < own_rank(variables)) --turn_number;
       });
-      // A rank of this host is gone: the job is ending (a rank spoke, then exited; or one died,
-      // which the launcher reports). A rank resumed by the launcher's teardown (SIGCONT, then
-      // SIGTERM) must not speak in between.
-      if (const int local_size = own_rank(local_size_variables); live < local_size) {
+      // A rank resumed by the launcher's teardown (SIGCONT, then SIGTERM) must not speak in
+      // between.
+      if (job_ending(live)) {
         sleep_nominal(std::chrono::seconds(5));
         return false;
       }
       sleep_nominal(std::chrono::milliseconds(2000) * std::max(turn_number, 0));
+    } else {
+      // The voice is held until its speaker dies: a rank whose own error comes after the speaker
+      // ended the job would find it free (every rank failing to start its threads, 2026-11-27).
+      int live = 1;
+      for_each_sibling([&](int) { ++live; });
+      if (job_ending(live)) {
+        sleep_nominal(std::chrono::seconds(5));
+        return false;
+      }
     }
     if (claim_voice()) return true;
     // Another rank speaks and is about to end the job (which ends this process too).

@@ -16,9 +16,10 @@ enum class VoiceTurn { at_once, in_turn };
 /// after the launcher's pid: held until the process dies). `in_turn`: a rank first waits its
 /// turn, 2 s for each rank of this host before it (by local rank) that is not stopped, so that
 /// the same fault seen on several ranks is reported by the lowest running one and the job ends
-/// before the others' turns come, whenever each noticed it. A rank that does not get the voice
-/// waits up to 5 s for the speaker to end the job before it returns false (the caller then ends
-/// the job silently). Outside a launched job: true at once.
+/// before the others' turns come, whenever each noticed it. A rank that does not get the voice,
+/// or that asks when a rank of this host is already gone (its speaker ended the job, or it died
+/// and the launcher reports it), waits up to 5 s for the job to end before it returns false (the
+/// caller then ends the job silently). Outside a launched job: true at once.
 bool take_job_voice(VoiceTurn turn) noexcept;
 
 /// "rank 1 (pid 4242)": a stopped process of this job on this host (one that shares this
