@@ -276,10 +276,12 @@ void clamp_gap_faces(const Tile& k, exec::Index r, exec::Index h) noexcept {
   return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
 }
 
-// The largest face value the band reads.
-std::int32_t faces_max(const detail::SwBand& b) noexcept {
-  return std::max(std::max(max_of(b.top_h, b.w + 1), max_of(b.top_f, b.w)),
-                  std::max(max_of(b.left_h, b.rows), max_of(b.left_e, b.rows)));
+// The largest face value the band reads (AVX2 where the band's ISA implies it: a band's left
+// face has as many values as it has rows, and this runs once per band of every tile).
+std::int32_t faces_max(SwIsa isa, const detail::SwBand& b) noexcept {
+  const auto max = isa == SwIsa::sse41 ? max_of : detail::sw_max_avx2;
+  return std::max(std::max(max(b.top_h, b.w + 1), max(b.top_f, b.w)),
+                  std::max(max(b.left_h, b.rows), max(b.left_e, b.rows)));
 }
 
 // A per-thread copy of a band's top face, kept for a retry in wider lanes.
@@ -304,7 +306,7 @@ detail::SwBandBest run_band(SwIsa isa, int min_bits, detail::SwBand band) noexce
   const std::int32_t limit[2] = {detail::band_input_limit(8), detail::band_input_limit(16)};
   const auto w = static_cast<std::size_t>(band.w);
   bool saved = false;
-  const std::int32_t in_max = min_bits == 32 ? 0 : faces_max(band);
+  const std::int32_t in_max = min_bits == 32 ? 0 : faces_max(isa, band);
   for (int n = min_bits == 8 ? 0 : min_bits == 16 ? 1 : 2; n < 2; ++n) {
     if (in_max > limit[n]) continue;
     if (!saved) {

@@ -365,6 +365,30 @@ void sw_global_rows_avx2(const SwGlobalRows& p) noexcept {
   global_rows<Avx2I32>(p);
 }
 
+std::int32_t sw_max_avx2(const std::int32_t* p, std::int64_t n) noexcept {
+  // Four independent maxima of 8 lanes: 32 values per iteration, no chain between the loads.
+  const __m256i lowest = _mm256_set1_epi32(std::numeric_limits<std::int32_t>::min());
+  __m256i m0 = lowest, m1 = lowest, m2 = lowest, m3 = lowest;
+  std::int64_t i = 0;
+  const auto load = [p](std::int64_t k) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + k));
+  };
+  for (; i + 32 <= n; i += 32) {
+    m0 = _mm256_max_epi32(m0, load(i));
+    m1 = _mm256_max_epi32(m1, load(i + 8));
+    m2 = _mm256_max_epi32(m2, load(i + 16));
+    m3 = _mm256_max_epi32(m3, load(i + 24));
+  }
+  for (; i + 8 <= n; i += 8) m0 = _mm256_max_epi32(m0, load(i));
+  const __m256i m = _mm256_max_epi32(_mm256_max_epi32(m0, m1), _mm256_max_epi32(m2, m3));
+  alignas(32) std::int32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), m);
+  std::int32_t best = std::numeric_limits<std::int32_t>::min();
+  for (const std::int32_t x : lanes) best = std::max(best, x);
+  for (; i < n; ++i) best = std::max(best, p[i]);
+  return best;
+}
+
 }  // namespace tp::kernels::detail
 
 #pragma GCC pop_options

@@ -116,6 +116,9 @@ struct SwGlobalRows {
 inline constexpr std::int64_t global_rows_limit = std::int64_t{1} << 28;
 
 void sw_global_rows_avx2(const SwGlobalRows& p) noexcept;
+
+/// The largest of n values (n >= 0; the int32 minimum when n = 0), in AVX2 lanes.
+std::int32_t sw_max_avx2(const std::int32_t* p, std::int64_t n) noexcept;
 void sw_global_rows_sse41(const SwGlobalRows& p) noexcept;
 
 }  // namespace tp::kernels::detail

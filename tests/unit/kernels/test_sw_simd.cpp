@@ -285,6 +285,49 @@ TEST(SwSimd, faces_out_equal_the_scalar_kernels_for_any_faces_in) {
   }
 }
 
+// The lanes a band takes follow the largest in-face value (sw.cpp's faces_max, 8 x int32 at a time
+// with a scalar tail): one value past the 8-bit or the 16-bit limit, wherever it sits in any of the
+// four faces, sends the band to wider lanes, so the tile equals the scalar kernel's.
+TEST(SwSimd, one_face_value_past_the_lanes_limit_anywhere_widens_the_lanes) {
+  std::mt19937_64 rng(91);
+  const auto& b = ScoreMatrix::blosum62();
+  const std::int32_t ninf = SwKernel::minus_infinity;
+  const GapCosts g{10, 1};
+  for (const exec::Index h : {37, 70}) {
+    const exec::Index w = 19;
+    const auto qe = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(h)));
+    const auto te = enc(b, random_seq(rng, protein_letters, static_cast<std::size_t>(w)));
+    const exec::Box<2> box{{1, 1}, {1 + h, 1 + w}};
+    std::vector<std::int32_t> base0(static_cast<std::size_t>(2 * w + 1), ninf),
+        base1(static_cast<std::size_t>(2 * h), ninf);
+    for (exec::Index c = 0; c <= w; ++c) base0[static_cast<std::size_t>(c)] = 3;
+    for (exec::Index r = 0; r < h; ++r) base1[static_cast<std::size_t>(r)] = 5;
+    const auto scalar = *SwKernel::make(b, qe, te, g, SwOptions{SwIsa::scalar, 8});
+    for (const std::int32_t big : {300, 70000}) {
+      for (std::size_t at = 0; at < base0.size() + base1.size(); ++at) {
+        std::vector<std::int32_t> in0 = base0, in1 = base1;
+        if (at < in0.size()) {
+          in0[at] = big;
+        } else {
+          in1[at - in0.size()] = big;
+        }
+        const exec::FaceSet<const std::int32_t, 2> in{std::span<const std::int32_t>(in0),
+                                                      std::span<const std::int32_t>(in1)};
+        std::vector<std::int32_t> ref0(in0.size()), ref1(in1.size());
+        const SwResult ref = scalar.compute_tile(box, in, {std::span(ref0), std::span(ref1)});
+        for (const Path& p : paths()) {
+          const auto k = *SwKernel::make(b, qe, te, g, SwOptions{p.isa, p.min_bits});
+          std::vector<std::int32_t> out0(in0.size()), out1(in1.size());
+          const SwResult r = k.compute_tile(box, in, {std::span(out0), std::span(out1)});
+          ASSERT_EQ(r, ref) << name(p) << " rows " << h << " value " << big << " at " << at;
+          ASSERT_EQ(out0, ref0) << name(p) << " rows " << h << " value " << big << " at " << at;
+          ASSERT_EQ(out1, ref1) << name(p) << " rows " << h << " value " << big << " at " << at;
+        }
+      }
+    }
+  }
+}
+
 // A tile whose last rows are fewer than a band's least (8) runs them in scalar code after the SIMD
 // bands; both floor E and F of their out-faces at 0 (sw.hpp), the bands in their own lanes, the
 // scalar rows afterwards, so the faces equal the scalar kernel's whichever rows each path ran.
