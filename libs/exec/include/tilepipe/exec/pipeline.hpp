@@ -450,6 +450,9 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   }
   // The result and the values: the last sweep's (its role's tiles and slab).
   records.finish(outcome);
+  // Only once every rank has computed: ranks that share cores would otherwise reduce beside a
+  // rank still computing its last tiles, and stretch the run's time (docs/executor.md).
+  TP_TRY(world.barrier());
   TP_TRY(detail::reduce_rank_result(kernel, *layout, *slab, threads, world.rank(), wait, outcome));
   if (options.keep_values) detail::keep_rank_values(*layout, *slab, outcome);
   return outcome;
