@@ -112,16 +112,20 @@ def run_two_at_once(exe, q, t, matrix, extra):
     return max(r["seconds"] for r in results), results[0]["score"], results[0].get("simd", "?")
 
 
-def sw_machine_file(machine, n, one_core_s, path):
+def sw_machine_file(machine, n, rates, path):
     """Writes to `path` the machine file of the model column for one workload of n x n cells.
 
-    It is this machine's calibration (communication, synchronization) with sw's t_comp1 set to
-    the one-core run's seconds per cell: the model then predicts what the pipeline itself costs
-    (fill, drain, faces, steps), not the speed of a core."""
+    It is this machine's calibration (communication, synchronization) with sw's t_comp1 taken
+    from one-core runs: `rates` maps a tile's points to the seconds of a one-core run with tiles of
+    that shape, so each configuration's tiles cost what one core took per cell with them (a
+    2-worker tile's band is half as high, and its per-column work weighs twice as much). The model
+    then predicts what the pipeline itself costs (fill, drain, faces, steps), not the speed of a
+    core."""
     with open(machine) as f:
         m = json.load(f)
+    samples = [{"tile_points": p, "t_comp1_ns": s / (n * n) * 1e9} for p, s in sorted(rates.items())]
     m["compute"].setdefault("kernels", {})["sw"] = {
-        "element_bytes": 4, "t_comp1_ns": one_core_s / (n * n) * 1e9}
+        "element_bytes": 4, "t_comp1_ns": samples[-1]["t_comp1_ns"], "samples": samples}
     with open(path, "w") as f:
         json.dump(m, f)
     return path
@@ -210,8 +214,15 @@ def main():
                       ", ".join(f"{k} {v:.2f}" for k, v in sorted(screen.items(), key=lambda x: -x[1])) +
                       f"; best valid at {n}x{n}: {best}",
                       flush=True)
+                # The tiles align chooses (kernels::sw_default_tile): one process takes one row of
+                # tiles per thread, target / 32 wide within 256-2048; 2 ranks tiles as high along
+                # the target. One CPU with the 2-worker tiles: the model's cost of those tiles.
+                width = min(2048, max(256, (n + 31) // 32))
+                half = ["--tile", f"{(n + 1) // 2}x{width}"]
                 configs = [
                     ("tilepipe 1 CPU", lambda: run_tilepipe(args.tilepipe, qf, tf, tp_matrix, 1, 1, extra)),
+                    ("tilepipe 1 CPU, 2-worker tiles",
+                     lambda: run_tilepipe(args.tilepipe, qf, tf, tp_matrix, 1, 1, extra + half)),
                     # The AVX2 path beside the default (AVX-512 where the CPU has it): parasail's
                     # pip package has no AVX-512 routine, so this is the equal-width comparison.
                     ("tilepipe 1 CPU, --simd avx2",
@@ -233,15 +244,15 @@ def main():
                         if isa:
                             simd[name] = isa
                 one_core = statistics.median(times["tilepipe 1 CPU"])
-                # The model's time for the tilepipe configurations (tiles as align chooses them,
-                # kernels::sw_default_tile: one process takes one row of tiles per thread,
-                # target / 32 wide within 256-2048; 2 ranks tiles as high along the target).
-                width = min(2048, max(256, (n + 31) // 32))
+                # The model's time for the tilepipe configurations (tiles as align chooses them).
                 tiles = {"tilepipe 1 CPU": ["--nodes", "1", "--cpus", "1", "--tile", f"{n}x8192"],
                          "tilepipe 2 CPUs": ["--nodes", "1", "--cpus", "2", "--tile",
                                              f"{(n + 1) // 2}x{width}", "--cyclic", "1"],
                          "tilepipe 2 ranks": ["--nodes", "2", "--cpus", "1", "--tile", str(width)]}
-                sw_machine = sw_machine_file(machine, n, one_core,
+                rates = {n * 8192: one_core,
+                         (n + 1) // 2 * width: statistics.median(
+                             times["tilepipe 1 CPU, 2-worker tiles"])}
+                sw_machine = sw_machine_file(machine, n, rates,
                                              os.path.join(tmp, f"{label}_machine.json"))
                 predicted = {name: predict(args.tilepipe, n, a, sw_machine)
                              for name, a in tiles.items()}
