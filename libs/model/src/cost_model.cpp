@@ -359,17 +359,32 @@ Expected<Prediction> predict(const plan::Plan& plan, const Machine& machine,
   if (counts_edge_steps(options) && s.messages > 0 && !hops) {
     p.edge_steps = std::min<std::int64_t>(p.steps, overlap ? 2 : 1);
   }
+  // The executed formula's last step computes the last tile of a row, which the space's extent
+  // along the mapping dimension may cut short: its computation is that tile's share of a full
+  // one's (by the tile times, so samples apply), the rest of the step as a full step's.
+  double last_share = 1.0;
+  if (counts_edge_steps(options)) {
+    const auto i = static_cast<std::size_t>(plan.map_dim());
+    const std::int64_t extent = plan.space().extents()[i];
+    const std::int64_t last = extent - (extent - 1) / height * height;
+    if (last < height && s.alpha.count() > 0) {
+      last_share = cc.tile_time(s.tile_points / height * last) / s.alpha;
+    }
+  }
   const auto sweep_time = [&](StepTime& st, Seconds compute_only) {
     double steps = static_cast<double>(p.steps);
+    const Seconds last_cut = compute_only * (1.0 - last_share);
     if (hops) {
       st.hop = st.t_start + st.t_comm + hop_latency + st.t_comp;
       if (st.step.count() > 0) {
         steps = hop_steps(plan, st);
-        if (hop_ends) return st.step * (steps - 1) + std::max(compute_only, st.step - st.hop);
+        if (hop_ends) {
+          return st.step * (steps - 1) + std::max(compute_only - last_cut, st.step - st.hop);
+        }
       }
     }
     return st.step * (steps - static_cast<double>(p.edge_steps)) +
-           compute_only * static_cast<double>(p.edge_steps);
+           compute_only * static_cast<double>(p.edge_steps) - last_cut;
   };
   p.sweep = sweep_time(s, options.comm_thread ? s.alpha : s.t_comp);
   p.sweeps = wl.sweeps;

@@ -288,6 +288,34 @@ TEST(CostModelEdgeSteps, first_and_last_steps_compute_only) {
   EXPECT_NEAR(predicted_s(one, m, edges), predicted_s(one, m), 1e-15);
 }
 
+// The executed formula's last step computes the row's last tile, cut short where the tile height
+// does not divide the extent: 131072 = 4 x 32768 + 8192, so a fifth of a tile's points less
+// than five full tiles (by hand, one node: no fill, no faces). Where it divides, nothing
+// changes; the seeds' formula charges every tile in full.
+TEST(CostModelEdgeSteps, the_last_step_computes_the_rows_last_tile_as_cut_short) {
+  Machine m = tp::test::seed000_sci(3, 0.5);
+  m.compute.t_comp1 = Seconds{1 * ns};
+  ModelOptions executed;
+  executed.formula = tp::model::Formula::executed;
+  const Plan cut = make_plan({12, 12, 4 * 32768 + 8192}, 32768, 1, 1);
+  auto seeds = predict(cut, m, {});
+  auto exec = predict(cut, m, executed);
+  ASSERT_TRUE(seeds && exec);
+  ASSERT_EQ(cut.steps(), 5);
+  const double t_comp = 12.0 * 12.0 * 32768 * ns;
+  EXPECT_NEAR(seeds->total.count(), 5 * seeds->step.step.count(), 1e-12);
+  EXPECT_NEAR(exec->total.count(), 5 * exec->step.step.count() - 0.75 * t_comp, 1e-12);
+  // A height that divides: the executed formula keeps five full steps.
+  const Plan whole = make_plan({12, 12, 5 * 32768}, 32768, 1, 1);
+  EXPECT_NEAR(predicted_s(whole, m, executed), 5 * exec->step.step.count(), 1e-12);
+  // With tile-size samples the cut tile costs its own tile time: a quarter of a full tile's
+  // points at twice the cost per point is half a full tile.
+  m.compute.samples = {{12 * 12 * 8192, Seconds{2 * ns}}, {12 * 12 * 32768, Seconds{1 * ns}}};
+  auto sampled = predict(cut, m, executed);
+  ASSERT_TRUE(sampled);
+  EXPECT_NEAR(sampled->total.count(), 5 * sampled->step.step.count() - 0.5 * t_comp, 1e-12);
+}
+
 }  // namespace
 
 namespace {
