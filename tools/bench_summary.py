@@ -20,9 +20,16 @@ BEGIN = "<!-- summary:begin (tools/bench_summary.py writes this block) -->"
 END = "<!-- summary:end -->"
 
 
+def by_name(path):
+    """Sort key of a results folder: its name, numbers by value (they carry their date, then a
+    run number: 2026-11-27-sweeps-10 after 2026-11-27-sweeps-9)."""
+    return [int(part) if part.isdigit() else part
+            for part in re.split(r"(\d+)", os.path.basename(path))]
+
+
 def newest(pattern):
-    """The newest results folder matching pattern (by name: they carry their date)."""
-    found = sorted(glob.glob(os.path.join(ROOT, pattern)))
+    """The newest results folder matching pattern (by name, by_name)."""
+    found = sorted(glob.glob(os.path.join(ROOT, pattern)), key=by_name)
     if not found:
         sys.exit(f"bench_summary: no results match {pattern}")
     return found[-1]
@@ -68,7 +75,7 @@ def comm():
 
 def executor():
     # Of the newest day's paired runs, the one that began on the quietest machine.
-    runs = sorted(glob.glob(os.path.join(ROOT, "bench/e2e/results/compare-*")))
+    runs = sorted(glob.glob(os.path.join(ROOT, "bench/e2e/results/compare-*")), key=by_name)
     if not runs:
         sys.exit("bench_summary: no results match bench/e2e/results/compare-*")
     day = re.search(r"\d{4}-\d{2}-\d{2}", os.path.basename(runs[-1])).group(0)
@@ -161,8 +168,8 @@ def simulation():
         return f"{len(e)} | {100 * statistics.median(e):.1f}% | {100 * max(e):.1f}%"
 
     out = []
-    for d, where in ((sorted(shm)[-1], "shared memory"),
-                     (sorted(link)[-1] if link else None, "the emulated link")):
+    for d, where in ((sorted(shm, key=by_name)[-1], "shared memory"),
+                     (sorted(link, key=by_name)[-1] if link else None, "the emulated link")):
         if d is None:
             continue
         j = json.load(open(os.path.join(d, "results.json")))
@@ -219,7 +226,7 @@ def sor():
 
 
 def sweep3d():
-    found = sorted(glob.glob(os.path.join(ROOT, "bench/sweep3d/results/*.json")))
+    found = sorted(glob.glob(os.path.join(ROOT, "bench/sweep3d/results/*.json")), key=by_name)
     if not found:
         return []
     f = found[-1]
