@@ -2,6 +2,7 @@
 // one shared anonymous mapping (per-rank error slots, then rank 0's bytes), never through stdio.
 #include <tilepipe/comm/job_voice.hpp>
 #include <tilepipe/comm/launch.hpp>
+#include <tilepipe/exec/spin_wait.hpp>
 #include <tilepipe/runtime/ranks.hpp>
 #include <tilepipe/runtime/run_options.hpp>
 #include <tilepipe/support/last_words.hpp>
@@ -134,10 +135,8 @@ std::int64_t mpi_local_size() {
 }
 
 comm::Config spin_for_dedicated_cpus(comm::Config config, std::int64_t threads_here) {
-  if (config.sync == comm::SyncMode::hybrid && threads_here >= 1 &&
-      threads_here <= affinity_cpus()) {
-    config.spin_ns = dedicated_spin;
-  }
+  const std::chrono::nanoseconds spin = exec::dedicated_spin(threads_here);
+  if (config.sync == comm::SyncMode::hybrid && spin.count() > 0) config.spin_ns = spin;
   return config;
 }
 

@@ -7,13 +7,6 @@
 
 namespace tp::runtime {
 
-std::int64_t affinity_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
-}
-
 void pin_to_cpu(int index) noexcept {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);

@@ -362,6 +362,37 @@ TEST(SpinWait, returns_the_first_ready_value_spinning_or_after_sleeping) {
   }
 }
 
+// A waiter spins only where each thread of the host has a CPU of its own in the affinity mask
+// (a batch system's cpuset, taskset), not the machine's count.
+TEST(SpinWait, spins_only_where_each_thread_has_a_cpu_of_the_affinity_mask) {
+  using tp::exec::affinity_cpus;
+  using tp::exec::dedicated_spin;
+  using tp::exec::team_spin;
+  const std::int64_t n = affinity_cpus();
+  ASSERT_GE(n, 1);
+  EXPECT_EQ(dedicated_spin(n), team_spin);
+  EXPECT_EQ(dedicated_spin(1), team_spin);
+  EXPECT_EQ(dedicated_spin(n + 1), std::chrono::nanoseconds(0));
+  EXPECT_EQ(dedicated_spin(0), std::chrono::nanoseconds(0));
+#ifdef __linux__
+  // This thread restricted to one of its CPUs: two threads no longer spin.
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &mine)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  EXPECT_EQ(affinity_cpus(), 1);
+  EXPECT_EQ(dedicated_spin(1), team_spin);
+  EXPECT_EQ(dedicated_spin(2), std::chrono::nanoseconds(0));
+  ASSERT_EQ(sched_setaffinity(0, sizeof mine, &mine), 0);
+  EXPECT_EQ(affinity_cpus(), n);
+#endif
+}
+
 #ifdef __linux__
 TEST(StepTeam, workers_run_on_the_creators_cpus_once_the_team_starts) {
   // Workers start away from the creator's CPU (ADR 0033) and then take its CPU set back.

@@ -144,11 +144,10 @@ TEST(RunDoor, bad_input_is_the_users_error_before_any_rank_starts) {
 }
 
 TEST(RunDoor, hybrid_waits_spin_long_when_every_thread_has_a_cpu) {
-  using tp::runtime::dedicated_spin;
   using tp::runtime::spin_for_dedicated_cpus;
   tp::comm::Config c;  // hybrid, 50 us
   const auto base = c.spin_ns;
-  EXPECT_EQ(spin_for_dedicated_cpus(c, 1).spin_ns, dedicated_spin);
+  EXPECT_EQ(spin_for_dedicated_cpus(c, 1).spin_ns, tp::exec::team_spin);
   EXPECT_EQ(spin_for_dedicated_cpus(c, std::int64_t{1} << 20).spin_ns, base);  // oversubscribed
   EXPECT_EQ(spin_for_dedicated_cpus(c, 0).spin_ns, base);
   c.sync = tp::comm::SyncMode::block;

@@ -145,11 +145,8 @@ Expected<typename K::result_type> run_rows(const K& kernel, const RectTiling<2>&
   std::vector<R> partial(static_cast<std::size_t>(threads));
   std::string failure;
   std::mutex failure_mutex;
-  // A team with more threads than the machine has CPUs sleeps at once: a spinning waiter would
-  // hold the CPU that the thread it waits for needs.
-  const auto spin = static_cast<unsigned>(threads) <= std::thread::hardware_concurrency()
-                        ? team_spin
-                        : std::chrono::nanoseconds(0);
+  // A team with more threads than this process has CPUs sleeps at once (dedicated_spin).
+  const auto spin = dedicated_spin(threads);
   const auto stop = [&] {
     failed.store(true, std::memory_order_relaxed);
     for (auto& d : done) {

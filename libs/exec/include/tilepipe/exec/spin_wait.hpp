@@ -15,9 +15,22 @@ namespace tp::exec {
 /// whole 30k x 30k protein score pass on two threads takes 25 ms. The first wait of a team (for
 /// the first tile, or for the team to start) lasts about one tile, so the spin covers a tile of
 /// a few milliseconds; a longer wait pays one wake-up. Spinning costs a CPU only while the team
-/// has more threads than free CPUs (run_rows does not spin when the team has more threads than
-/// the machine has CPUs).
+/// has more threads than free CPUs, so it spins only where each thread has one (dedicated_spin).
+/// Ranks' hybrid waits take the same spin where every thread of the host's ranks has a CPU
+/// (runtime::spin_for_dedicated_cpus): a thread that slept after the default 50 us computed its
+/// next tile slower, wave3d 16x16x262144 x 8 sweeps on 2 ranks or 1 rank x 2 CPUs ran 7-12%
+/// faster with 5 ms (docs/executor.md).
 inline constexpr std::chrono::nanoseconds team_spin = std::chrono::milliseconds(5);
+
+/// The CPUs in this process's affinity mask (at least 1): what its threads may use, which a
+/// batch system's cpuset or `taskset` may make fewer than the machine's.
+std::int64_t affinity_cpus();
+
+/// How long a waiting thread of `threads_here` threads on this host (the process's, or every
+/// rank's on the host) spins before it sleeps: team_spin when each has a CPU of its own in the
+/// affinity mask, else 0 (a spinning waiter would hold the CPU the thread it waits for needs:
+/// two threads on one CPU, `taskset -c 0 tilepipe align --cpus 2`, ran 27% slower with the spin).
+std::chrono::nanoseconds dedicated_spin(std::int64_t threads_here);
 
 namespace detail {
 

@@ -40,16 +40,10 @@ int mpi_job_rank();
 /// none says.
 std::int64_t mpi_local_size();
 
-/// How long a hybrid wait spins before it sleeps when every thread of the run has a CPU of its
-/// own: longer than a tile of a few milliseconds, so that a thread waiting for the next face
-/// never sleeps. A thread that slept (after the default 50 us) computed its next tile slower:
-/// wave3d 16x16x262144 x 8 sweeps on 2 ranks or 1 rank x 2 CPUs ran 7-12% faster with 5 ms
-/// (docs/executor.md).
-inline constexpr std::chrono::microseconds dedicated_spin{5000};
-
 /// `config` for a run of `threads_here` threads on this host: with the hybrid wait and at most
-/// as many threads as this process may use CPUs (its affinity mask), spin_ns = dedicated_spin
-/// (the default 50 us is for CPUs that other threads need); otherwise `config` unchanged.
+/// as many threads as this process may use CPUs (its affinity mask), spin_ns =
+/// exec::dedicated_spin(threads_here), the local teams' spin (the default 50 us is for CPUs that
+/// other threads need); otherwise `config` unchanged.
 comm::Config spin_for_dedicated_cpus(comm::Config config, std::int64_t threads_here);
 
 /// The body of a rank: rank 0 returns the bytes the caller gets back (others return anything,

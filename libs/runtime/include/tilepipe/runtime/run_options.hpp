@@ -4,6 +4,7 @@
 
 #include <tilepipe/comm/config.hpp>
 #include <tilepipe/exec/face_transport.hpp>
+#include <tilepipe/exec/spin_wait.hpp>
 #include <tilepipe/model/choose.hpp>
 #include <tilepipe/model/machine.hpp>
 #include <tilepipe/plan/plan.hpp>
@@ -96,7 +97,7 @@ Expected<PlannedRun> plan_run(const plan::Index& size, const plan::DependenceMat
                               std::optional<int> contiguous_dim = std::nullopt);
 
 /// The CPUs in this process's affinity mask (at least 1).
-std::int64_t affinity_cpus();
+using exec::affinity_cpus;
 
 /// Pins the calling thread to CPU `index` (modulo their count) of this process's affinity mask,
 /// e.g. one local rank per core; does nothing when the mask cannot be read or set.
