@@ -7,7 +7,7 @@ measured median and min-max, the simulated time and the two closed formulas' (th
 executed one, docs/model.md "Two formulas") and their errors against the median.
 
 usage: compare_sim.py TILEPIPE OUT_DIR [--size 16x16x262144] [--heights 2048,8192]
-                      [--configs 1x1,2x1,1x2] [--schemes overlap+hyperplane,blocking+hyperplane]
+                      [--configs 1x1,2x1,1x2,3x1,4x1,2x2,3x2,4x2] [--schemes overlap+hyperplane,blocking+hyperplane]
                       [--repeat 5] [--machine FILE] [--link SPEC] [--sweeps T] [--cores N]
                       [--alone-too]
 Writes OUT_DIR/machine.json (unless --machine; with --alone-too also machine-1.json),
@@ -39,7 +39,8 @@ def main():
     p.add_argument("out")
     p.add_argument("--size", default="16x16x262144")
     p.add_argument("--heights", default="2048,8192")
-    p.add_argument("--configs", default="1x1,2x1,1x2")
+    # Every configuration of 1-4 ranks x 1-2 CPUs (issue 15), ranks x CPUs.
+    p.add_argument("--configs", default="1x1,2x1,1x2,3x1,4x1,2x2,3x2,4x2")
     p.add_argument("--schemes", default="overlap+hyperplane,blocking+hyperplane")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--machine", default="")
