@@ -119,10 +119,16 @@ def smith_waterman():
            "1 CPU `--simd avx2` / parasail | "
            "2 CPUs, 2 ranks / 1 CPU (target 1.85) | model's 2 CPUs, 2 ranks / 1 CPU | "
            "two 1-CPU runs at once / 1 CPU |", "|---|---|---|---:|---:|---|---|---:|"]
+    # The bound a 2-worker split puts on this kernel: each worker's band is half as high, and one
+    # core computes such bands at its own rate (bench/sw/README.md).
+    bounds = []
     for work in ("protein", "dna"):
         recs = {r["config"]: r for r in j["records"] if r["workload"] == work and "config" in r}
         one = recs["tilepipe 1 CPU"]
         para = next(r for c, r in recs.items() if c.startswith("parasail"))
+        half = recs.get("tilepipe 1 CPU, 2-worker tiles")
+        if half:
+            bounds.append(f"{work} {2 * half['gcups'] / one['gcups']:.2f}x")
 
         def model(name):
             p = recs[name].get("predicted_s")
@@ -140,14 +146,6 @@ def smith_waterman():
                    f"{recs['tilepipe 2 ranks']['speedup_vs_1cpu']:.2f}x | "
                    f"{model('tilepipe 2 CPUs')}, {model('tilepipe 2 ranks')} | "
                    f"{two_cell} |")
-    # The bound a 2-worker split puts on this kernel: each worker's band is half as high, and one
-    # core computes such bands at its own rate (bench/sw/README.md).
-    bounds = []
-    for work in ("protein", "dna"):
-        recs = {r["config"]: r for r in j["records"] if r["workload"] == work and "config" in r}
-        half = recs.get("tilepipe 1 CPU, 2-worker tiles")
-        if half:
-            bounds.append(f"{work} {2 * half['gcups'] / recs['tilepipe 1 CPU']['gcups']:.2f}x")
     if bounds:
         out += ["", "The most 2 workers can give with these bands, 2 x (1 CPU with the 2-worker "
                 "tiles) / 1 CPU: " + ", ".join(bounds) + "."]

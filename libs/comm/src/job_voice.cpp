@@ -171,36 +171,29 @@ std::string stopped_job_sibling() {
 bool take_job_voice(VoiceTurn turn) noexcept {
   if (own_rank(rank_variables) < 0) return true;  // not a rank of a launched job
   try {
+    // The turn (in_turn): this rank's local rank less the stopped ranks before it (a stopped rank
+    // is stopped for every rank that looks). Ranks that exited count: they spoke, or the launcher
+    // reports them. A choice by rank, not by who noticed first.
+    const bool by_local = own_rank(local_rank_variables) >= 0;
+    const auto& variables = by_local ? local_rank_variables : rank_variables;
+    int turn_number = own_rank(variables);
+    int live = 1;
+    for_each_sibling([&](int pid) {
+      ++live;
+      if (turn != VoiceTurn::in_turn || !detail::process_stopped(pid)) return;
+      const int r = rank_of(pid, variables);
+      if (r >= 0 && r < own_rank(variables)) --turn_number;
+    });
+    // A rank of this host is gone: the job is ending. The voice is held until its speaker dies, so
+    // a rank whose own error comes after the speaker ended the job would find it free (every rank
+    // failing to start its threads, 2026-11-27); and a rank resumed by the launcher's teardown
+    // (SIGCONT, then SIGTERM) must not speak in between.
+    if (job_ending(live)) {
+      sleep_nominal(std::chrono::seconds(5));
+      return false;
+    }
     if (turn == VoiceTurn::in_turn) {
-      // The turn: this rank's local rank less the stopped ranks before it (a stopped rank is
-      // stopped for every rank that looks). Ranks that exited count: they spoke, or the launcher
-      // reports them. A choice by rank, not by who noticed first.
-      const bool by_local = own_rank(local_rank_variables) >= 0;
-      const auto& variables = by_local ? local_rank_variables : rank_variables;
-      int turn_number = own_rank(variables);
-      int live = 1;
-      for_each_sibling([&](int pid) {
-        ++live;
-        if (!detail::process_stopped(pid)) return;
-        const int r = rank_of(pid, variables);
-        if (r >= 0 && r < own_rank(variables)) --turn_number;
-      });
-      // A rank resumed by the launcher's teardown (SIGCONT, then SIGTERM) must not speak in
-      // between.
-      if (job_ending(live)) {
-        sleep_nominal(std::chrono::seconds(5));
-        return false;
-      }
       sleep_nominal(std::chrono::milliseconds(2000) * std::max(turn_number, 0));
-    } else {
-      // The voice is held until its speaker dies: a rank whose own error comes after the speaker
-      // ended the job would find it free (every rank failing to start its threads, 2026-11-27).
-      int live = 1;
-      for_each_sibling([&](int) { ++live; });
-      if (job_ending(live)) {
-        sleep_nominal(std::chrono::seconds(5));
-        return false;
-      }
     }
     if (claim_voice()) return true;
     // Another rank speaks and is about to end the job (which ends this process too).

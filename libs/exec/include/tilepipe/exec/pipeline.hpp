@@ -19,11 +19,15 @@ namespace tp::exec {
 namespace detail {
 
 /// The rank's share of a resident kernel's result over the tiles of `layout`, reduced on
-/// `threads` threads (not timed), with the tile and point counts into the outcome's report.
+/// `threads` threads (not timed), with the tile and point counts into the outcome's report. Only
+/// once every rank has computed (a barrier first): ranks that share cores would otherwise reduce
+/// beside a rank still computing its last tiles, and stretch the run's time (docs/executor.md).
 template <ResidentKernel K, class Outcome>
 Status reduce_rank_result(const K& kernel, const RankLayout<K::dims>& layout,
                           const RankSlab<typename K::value_type, K::dims>& slab, int threads,
-                          int rank, TeamWait wait, Outcome& outcome) {
+                          comm::World& world, TeamWait wait, Outcome& outcome) {
+  TP_TRY(world.barrier());
+  const int rank = world.rank();
   using R = typename K::result_type;
   std::vector<R> partial(static_cast<std::size_t>(threads));
   std::vector<const Task<K::dims>*> all;
@@ -450,10 +454,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank(const K& kernel, const p
   }
   // The result and the values: the last sweep's (its role's tiles and slab).
   records.finish(outcome);
-  // Only once every rank has computed: ranks that share cores would otherwise reduce beside a
-  // rank still computing its last tiles, and stretch the run's time (docs/executor.md).
-  TP_TRY(world.barrier());
-  TP_TRY(detail::reduce_rank_result(kernel, *layout, *slab, threads, world.rank(), wait, outcome));
+  TP_TRY(detail::reduce_rank_result(kernel, *layout, *slab, threads, world, wait, outcome));
   if (options.keep_values) detail::keep_rank_values(*layout, *slab, outcome);
   return outcome;
 }

@@ -233,8 +233,7 @@ Expected<RankOutcome<typename K::result_type>> run_rank_comm_thread(
   }
   records.finish(outcome);
   report.exposed_comm_s = exposed;  // per step, as above (not per face)
-  TP_TRY(world.barrier());          // every rank has computed (pipeline.hpp)
-  TP_TRY(detail::reduce_rank_result(kernel, layout, slab, threads, world.rank(),
+  TP_TRY(detail::reduce_rank_result(kernel, layout, slab, threads, world,
                                     TeamWait::of(world.config()), outcome));
   if (options.keep_values) detail::keep_rank_values(layout, slab, outcome);
   return outcome;
