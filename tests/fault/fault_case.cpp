@@ -37,10 +37,23 @@ namespace tp::test::fault {
 
 namespace {
 
+// The FASTA files this test process wrote, removed when it exits.
+struct TempFiles {
+  std::set<std::string> paths;
+  TempFiles() = default;
+  TempFiles(const TempFiles&) = delete;
+  TempFiles& operator=(const TempFiles&) = delete;
+  ~TempFiles() {
+    for (const std::string& p : paths) std::remove(p.c_str());
+  }
+};
+
 std::string fasta_path(const char* name, std::size_t length, std::uint64_t seed) {
   // One file per test process: ctest runs the fault tests side by side.
+  static TempFiles written;
   const std::string path =
       ::testing::TempDir() + "tp_fault_" + std::to_string(::getpid()) + "_" + name + ".fa";
+  written.paths.insert(path);
   std::mt19937_64 rng(seed);
   std::string s = std::string(">") + name + "\n";
   for (std::size_t i = 0; i < length; ++i) s += "ACGT"[rng() % 4];

@@ -1,6 +1,7 @@
 // System-call wrappers for the shm transport (memfd, mmap, futex, pidfd, process_vm_readv).
 #include "sys.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -139,10 +141,8 @@ bool process_exited(int pidfd, int pid) noexcept {
 
 namespace {
 
-/// The state letter of /proc/<pid>/stat, or '\0' when it cannot be read.
-char process_state(int pid) noexcept {
-  char path[64];
-  std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+// The state letter of a /proc stat file, or '\0' when it cannot be read.
+char state_in(const char* path) noexcept {
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return '\0';
   char buf[512];
@@ -156,6 +156,37 @@ char process_state(int pid) noexcept {
   return close_paren[2];
 }
 
+char process_state(int pid) noexcept {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  return state_in(path);
+}
+
+// The state of thread `tid` of process `pid` ('\0' when unreadable).
+char thread_state(int pid, int tid) noexcept {
+  char path[96];
+  std::snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+  return state_in(path);
+}
+
+// True when SIGSTOP waits in the process's shared pending set ("ShdPnd" of /proc/<pid>/status,
+// signal n at bit n - 1).
+bool stop_pending(int pid) noexcept {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/status", pid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  const ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* line = std::strstr(buf, "\nShdPnd:");
+  if (line == nullptr) return false;
+  const unsigned long long mask = std::strtoull(line + 9, nullptr, 16);
+  return ((mask >> (SIGSTOP - 1)) & 1ULL) != 0;
+}
+
 }  // namespace
 
 bool process_ended(int pid) noexcept {
@@ -165,8 +196,25 @@ bool process_ended(int pid) noexcept {
 }
 
 bool process_stopped(int pid) noexcept {
-  const char state = process_state(pid);
-  return state == 'T' || state == 't';
+  const auto stopped = [](char state) { return state == 'T' || state == 't'; };
+  if (stopped(process_state(pid))) return true;
+  // A stop under way: the group stop completes when every thread has taken it, so until the
+  // leader has run, a SIGSTOP shows as a stopped thread or as pending for the whole process.
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/task", pid);
+  if (DIR* d = ::opendir(path)) {
+    bool any = false;
+    while (const dirent* e = ::readdir(d)) {
+      const int tid = std::atoi(e->d_name);
+      if (tid > 0 && tid != pid && stopped(thread_state(pid, tid))) {
+        any = true;
+        break;
+      }
+    }
+    ::closedir(d);
+    if (any) return true;
+  }
+  return stop_pending(pid);
 }
 
 int read_peer_memory(int pid, std::uint64_t remote, std::byte* local, std::size_t bytes) noexcept {

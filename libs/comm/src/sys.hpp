@@ -70,7 +70,8 @@ int open_pidfd(int pid) noexcept;
 bool process_exited(int pidfd, int pid) noexcept;
 
 /// True when process `pid` is stopped (job control, SIGSTOP) or traced-stopped: its
-/// /proc/<pid>/stat state is 'T' or 't'.
+/// /proc/<pid>/stat state is 'T' or 't', or its stop is under way (a thread stopped, or SIGSTOP
+/// pending for the process: the leader shows 'T' once it has run).
 bool process_stopped(int pid) noexcept;
 /// True when process `pid` has ended: no such process, or a zombie (state 'Z' or 'X').
 bool process_ended(int pid) noexcept;
