@@ -61,7 +61,14 @@ std::string fasta_path(const char* name, std::size_t length, std::uint64_t seed)
   return path;
 }
 
-/// The processes whose parent is `parent` (from /proc/<pid>/stat).
+/// /proc/sys/kernel/pid_max: pids wrap around to low numbers past it.
+pid_t pid_limit() {
+  std::ifstream in("/proc/sys/kernel/pid_max");
+  pid_t limit = 0;
+  return in >> limit && limit > 0 ? limit : 4194304;
+}
+
+/// The processes whose parent is `parent` (from /proc/<pid>/stat), in the order of their forks.
 std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> out;
   DIR* d = ::opendir("/proc");
@@ -88,7 +95,23 @@ std::vector<pid_t> children_of(pid_t parent) {
     }
   }
   ::closedir(d);
+  // In the order they were forked: by pid, except where the pids wrapped around pid_max (32768
+  // on this machine) between two forks, whose later pids then come first: the sequence starts
+  // after the widest gap when that gap is more than half the pid space.
   std::sort(out.begin(), out.end());
+  if (out.size() > 1) {
+    std::size_t after_gap = 0;
+    pid_t widest = out.front() + (pid_limit() - out.back());
+    for (std::size_t i = 1; i < out.size(); ++i) {
+      if (out[i] - out[i - 1] > widest) {
+        widest = out[i] - out[i - 1];
+        after_gap = i;
+      }
+    }
+    if (widest > pid_limit() / 2) {
+      std::rotate(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(after_gap), out.end());
+    }
+  }
   return out;
 }
 
