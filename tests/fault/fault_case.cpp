@@ -63,9 +63,12 @@ std::string fasta_path(const char* name, std::size_t length, std::uint64_t seed)
 
 /// /proc/sys/kernel/pid_max: pids wrap around to low numbers past it.
 pid_t pid_limit() {
-  std::ifstream in("/proc/sys/kernel/pid_max");
-  pid_t limit = 0;
-  return in >> limit && limit > 0 ? limit : 4194304;
+  static const pid_t limit = [] {
+    std::ifstream in("/proc/sys/kernel/pid_max");
+    pid_t n = 0;
+    return in >> n && n > 0 ? n : 4194304;
+  }();
+  return limit;
 }
 
 /// The processes whose parent is `parent` (from /proc/<pid>/stat), in the order of their forks.

@@ -141,15 +141,21 @@ bool process_exited(int pidfd, int pid) noexcept {
 
 namespace {
 
+// A small /proc file into `buf` (NUL-terminated); false when it cannot be read.
+bool read_proc(const char* path, char* buf, std::size_t size) noexcept {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = ::read(fd, buf, size - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  return true;
+}
+
 // The state letter of a /proc stat file, or '\0' when it cannot be read.
 char state_in(const char* path) noexcept {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return '\0';
   char buf[512];
-  const ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
-  ::close(fd);
-  if (n <= 0) return '\0';
-  buf[n] = '\0';
+  if (!read_proc(path, buf, sizeof(buf))) return '\0';
   // "pid (comm) S ...": the state follows the last ')' (comm may hold spaces and parentheses).
   const char* close_paren = std::strrchr(buf, ')');
   if (close_paren == nullptr || close_paren[1] != ' ') return '\0';
@@ -162,11 +168,25 @@ char process_state(int pid) noexcept {
   return state_in(path);
 }
 
-// The state of thread `tid` of process `pid` ('\0' when unreadable).
-char thread_state(int pid, int tid) noexcept {
+// True when a thread of process `pid` other than its leader is stopped ('T' or 't').
+bool a_thread_stopped(int pid) noexcept {
   char path[96];
-  std::snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-  return state_in(path);
+  std::snprintf(path, sizeof(path), "/proc/%d/task", pid);
+  DIR* d = ::opendir(path);
+  if (d == nullptr) return false;
+  bool stopped = false;
+  while (const dirent* e = ::readdir(d)) {
+    const int tid = std::atoi(e->d_name);
+    if (tid <= 0 || tid == pid) continue;
+    std::snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+    const char state = state_in(path);
+    if (state == 'T' || state == 't') {
+      stopped = true;
+      break;
+    }
+  }
+  ::closedir(d);
+  return stopped;
 }
 
 // True when SIGSTOP waits in the process's shared pending set ("ShdPnd" of /proc/<pid>/status,
@@ -174,13 +194,8 @@ char thread_state(int pid, int tid) noexcept {
 bool stop_pending(int pid) noexcept {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/%d/status", pid);
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
   char buf[4096];
-  const ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
-  ::close(fd);
-  if (n <= 0) return false;
-  buf[n] = '\0';
+  if (!read_proc(path, buf, sizeof(buf))) return false;
   const char* line = std::strstr(buf, "\nShdPnd:");
   if (line == nullptr) return false;
   const unsigned long long mask = std::strtoull(line + 9, nullptr, 16);
@@ -196,25 +211,10 @@ bool process_ended(int pid) noexcept {
 }
 
 bool process_stopped(int pid) noexcept {
-  const auto stopped = [](char state) { return state == 'T' || state == 't'; };
-  if (stopped(process_state(pid))) return true;
+  const char state = process_state(pid);
   // A stop under way: the group stop completes when every thread has taken it, so until the
   // leader has run, a SIGSTOP shows as a stopped thread or as pending for the whole process.
-  char path[64];
-  std::snprintf(path, sizeof(path), "/proc/%d/task", pid);
-  if (DIR* d = ::opendir(path)) {
-    bool any = false;
-    while (const dirent* e = ::readdir(d)) {
-      const int tid = std::atoi(e->d_name);
-      if (tid > 0 && tid != pid && stopped(thread_state(pid, tid))) {
-        any = true;
-        break;
-      }
-    }
-    ::closedir(d);
-    if (any) return true;
-  }
-  return stop_pending(pid);
+  return state == 'T' || state == 't' || a_thread_stopped(pid) || stop_pending(pid);
 }
 
 int read_peer_memory(int pid, std::uint64_t remote, std::byte* local, std::size_t bytes) noexcept {
