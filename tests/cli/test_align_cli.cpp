@@ -157,6 +157,15 @@ TEST(AlignCli, one_residue_query_on_several_ranks_and_an_empty_one_refused) {
                             " CPUs have no row of tiles and run none\n"),
               std::string::npos)
         << text.out;
+    // One residue against one (the default tile): a space of one point, where no dependence
+    // binds (it exited 2: "dependence (1, 0) is not shorter than the tile side").
+    auto point = align({one, one, "--matrix", "ednafull", "--json", "--nodes", nodes, "--cpus",
+                        "2", "--sync", "block"});
+    ASSERT_EQ(point.exit_code, 0) << point.err;
+    const auto p = nlohmann::json::parse(point.out);
+    EXPECT_EQ(p["score"], 5);
+    EXPECT_EQ(p["cigar"], "1M");
+    EXPECT_EQ(p["idle_cpus"], std::stoi(nodes) * 2 - 1);
     auto empty = align({fa + "/empty_sequence.fa", target, "--matrix", "ednafull", "--nodes", nodes,
                         "--sync", "block"});
     EXPECT_EQ(empty.exit_code, 2);

@@ -334,20 +334,34 @@ Index derived_widths(const PlanRequest& req, const IterationSpace& space, int ma
   return widths;
 }
 
-// l_k per dimension: the thinnest legal width along k with the height along i and the whole
-// extent along the other dimensions (legality of a rectangular tile only tightens as a side
-// shrinks). Precondition: the widest tiling (every l_k = N_k) is legal.
+// The widest tile of a height-only request: the height along the mapping dimension, one row along
+// each other dimension k, max(N_k, r_k + 1) wide with r_k the longest dependence component along
+// k. Wider than N_k only where no dependence is realized in the space (Plan::make keeps them all
+// then; a space of one point, as a one-residue alignment): one row all the same, and legal.
+Index widest_tile(const PlanRequest& req, const IterationSpace& space, int map_dim) {
+  Index widest = space.extents();
+  for (const auto& d : req.deps->vectors()) {
+    for (std::size_t k = 0; k < widest.size(); ++k) {
+      widest[k] = std::max(widest[k], (d[k] < 0 ? -d[k] : d[k]) + 1);
+    }
+  }
+  widest[static_cast<std::size_t>(map_dim)] = req.tile_height;
+  return widest;
+}
+
+// l_k per dimension: the thinnest legal width along k with the height along i and the widest tile
+// along the other dimensions (legality of a rectangular tile only tightens as a side shrinks).
+// Precondition: the widest tiling is legal.
 Expected<Index> thinnest_legal_widths(const PlanRequest& req, const IterationSpace& space,
                                       int map_dim) {
   const int n = space.dims();
-  Index widest = space.extents();
-  widest[static_cast<std::size_t>(map_dim)] = req.tile_height;
+  const Index widest = widest_tile(req, space, map_dim);
   Index out(static_cast<std::size_t>(n), 1);
   for (int k = 0; k < n; ++k) {
     const auto kk = static_cast<std::size_t>(k);
     if (k == map_dim) continue;
     Index w = widest;
-    for (out[kk] = 1; out[kk] < space.extent(k); ++out[kk]) {
+    for (out[kk] = 1; out[kk] < widest[kk]; ++out[kk]) {
       w[kk] = out[kk];
       auto t = Tiling::rectangular(w);
       if (!t) return Unexpected{t.error()};
@@ -477,9 +491,7 @@ Expected<Plan> Plan::make(const PlanRequest& request) {
   if (!*fixed) {
     // The widest tiles (one row per dimension) are the most likely legal: when even they are not,
     // the height is what the dependences forbid, and no width helps.
-    Index widest = space->extents();
-    widest[static_cast<std::size_t>(map_dim)] = req.tile_height;
-    auto t = Tiling::rectangular(widest);
+    auto t = Tiling::rectangular(widest_tile(req, *space, map_dim));
     if (!t) return Unexpected{t.error()};
     TP_TRY(check_legal(*t, *req.deps));
   }

@@ -85,6 +85,30 @@ TEST(Plan, leaves_out_dependences_no_two_points_realize) {
   EXPECT_FALSE(Plan::make(req).has_value());
 }
 
+// A space where no dependence is realized (one point: a one-residue alignment; a 1 x 1 x 5 space
+// whose dependences all cross dimension 1 or 2): the plan keeps them all, and a height-only request
+// takes tiles as wide as the longest dependence component along the thin dimensions, one row of
+// tiles there (it exited 2 with "(1, 0) is not shorter than the tile side", tile size 1).
+TEST(Plan, a_space_that_realizes_no_dependence_plans_on_any_number_of_nodes) {
+  for (const auto& [size, deps] :
+       {std::pair{Index{1, 1}, "1,0;0,1;1,1"}, {Index{1, 1, 5}, "1,0,1;0,1,1;1,1,0"}}) {
+    for (int nodes : {1, 2, 3}) {
+      PlanRequest req;
+      req.size = size;
+      req.deps = deps_of(deps);
+      req.nodes = nodes;
+      req.cpus = 2;
+      req.tile_height = 2;
+      auto p = Plan::make(req);
+      ASSERT_TRUE(p.has_value()) << deps << " nodes " << nodes << ": " << p.error().message;
+      EXPECT_EQ(p->deps().to_string(), deps);
+      std::int64_t tiles = 1;
+      for (auto c : p->tile_space().counts()) tiles *= c;
+      EXPECT_EQ(tiles, size.back() == 1 ? 1 : 3) << deps;
+    }
+  }
+}
+
 TEST(Transformation, make_refuses_non_unimodular_matrices) {
   EXPECT_FALSE(Transformation::make({{2, 0}, {0, 1}}));
   EXPECT_FALSE(Transformation::make({{1, 0, 0}, {0, 1, 0}}));
