@@ -409,7 +409,9 @@ int run_align(int argc, char** argv) {
   app.add_option("TARGET", o.target_path,
                  "target FASTA file: one record, or a database of several (- as for QUERY)")
       ->required();
-  app.add_option("--matrix", o.matrix, "blosum62, ednafull or an EMBOSS matrix file")
+  app.add_option("--matrix", o.matrix,
+                 "blosum62, ednafull, an EMBOSS matrix by name (EBLOSUM50, EPAM250: from "
+                 "$EMBOSS_DATA or /usr/share/EMBOSS/data) or an EMBOSS-format matrix file")
       ->capture_default_str();
   app.add_option("--gap-open", o.gap_open,
                  "cost of a gap's first position (fractions as water takes them: 10.5)")

@@ -20,6 +20,14 @@ inline ProcessResult align(std::vector<std::string> args) {
   return cli::tilepipe("align", std::move(args), 60);
 }
 
+/// The directories an EMBOSS matrix name is looked up in, as the error lists them.
+inline std::string emboss_dirs() {
+  std::string out;
+  for (const auto& d : kernels::ScoreMatrix::emboss_data_dirs())
+    out += (out.empty() ? "" : ", ") + d;
+  return out;
+}
+
 /// The score of a CIGAR from 1-based starts: matrix scores of the M columns, and
 /// open + (L - 1) * extend per I or D run of L columns.
 inline long cigar_score(const kernels::ScoreMatrix& m, const std::string& q, const std::string& t,

@@ -159,8 +159,8 @@ TEST(AlignCli, one_residue_query_on_several_ranks_and_an_empty_one_refused) {
         << text.out;
     // One residue against one (the default tile): a space of one point, where no dependence
     // binds (it exited 2: "dependence (1, 0) is not shorter than the tile side").
-    auto point = align({one, one, "--matrix", "ednafull", "--json", "--nodes", nodes, "--cpus",
-                        "2", "--sync", "block"});
+    auto point = align({one, one, "--matrix", "ednafull", "--json", "--nodes", nodes, "--cpus", "2",
+                        "--sync", "block"});
     ASSERT_EQ(point.exit_code, 0) << point.err;
     const auto p = nlohmann::json::parse(point.out);
     EXPECT_EQ(p["score"], 5);
@@ -219,7 +219,9 @@ TEST(AlignCli, bad_input_exits_2_with_one_line) {
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", data + "/bad.mat"},
        "matrix " + data + "/bad.mat line 2: row 'A' has 3 scores, expected 4"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "blosum99"},
-       "cannot read matrix file 'blosum99': No such file or directory"},
+       "cannot read matrix file 'blosum99': No such file or directory, and no EMBOSS matrix of "
+       "that name in " +
+           tp::test::emboss_dirs()},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--gap-open", "-1"},
        "--gap-open: Value -1 not in range 0 to 10000"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--gap-extend", "x"},

@@ -58,6 +58,36 @@ TEST(AlignTracebackCli, pair_format_is_waters_display) {
   }
 }
 
+// EMBOSS matrices by their names, and U (selenocysteine) in a protein: water scores a U against
+// a matrix without U 0 with every letter, itself included, and counts no identity for it (20 of
+// 22 here: U against C and U against U); the display byte for byte as water prints it.
+TEST(AlignTracebackCli, emboss_matrices_by_name_and_u_as_water_scores_them) {
+  ASSERT_STRNE(TP_WATER_PROGRAM, "")
+      << "EMBOSS water not found: `make deps` installs it (Debian package emboss)";
+  const std::string a = temp_path("sel_a.fa"), b = temp_path("sel_b.fa");
+  std::ofstream(a) << ">sel1 selenoprotein\nGGMKVLUAGWHEQPTRUNDCYKLMPP\n";
+  std::ofstream(b) << ">sel2\nWWMKVLCAGWHEQPTRUNDCYKLMFF\n";
+  for (const std::string matrix : {"EBLOSUM50", "EPAM250", "EBLOSUM62"}) {
+    const std::string cmd = std::string(TP_WATER_PROGRAM) + " -asequence " + a + " -bsequence " +
+                            b + " -gapopen 10 -gapextend 0.5 -datafile " + matrix +
+                            " -outfile stdout -auto";
+    std::string water;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, p)) water += buf;
+    ASSERT_EQ(::pclose(p), 0) << cmd;
+    const auto from = water.find("#=======================================\n#\n# Aligned");
+    ASSERT_NE(from, std::string::npos) << water;
+    auto r = align({a, b, "--matrix", matrix, "--gap-extend", "0.5", "--format", "pair"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, water.substr(from)) << matrix;
+    EXPECT_NE(r.out.find("# Identity:      20/22 (90.9%)\n"), std::string::npos) << r.out;
+  }
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+}
+
 // Fractional penalties (scored in halves here): the score as water reports it, 360 + 6 * 0.5.
 TEST(AlignTracebackCli, fractional_gap_penalties_score_as_water) {
   auto r = align({fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", "ednafull",

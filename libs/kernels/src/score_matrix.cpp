@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -69,20 +70,22 @@ Expected<ScoreMatrix> ScoreMatrix::parse(std::string_view text, std::string_view
       row_seen.assign(m.alphabet_.size(), false);
       continue;
     }
-    if (w[0].size() != 1 || m.index_of(w[0][0]) < 0) {
-      return fail(Errc::invalid_argument, where(ln) + ": row label '" + std::string(w[0]) +
-                                              "' is not a letter of the header");
+    if (w[0].size() != 1) {
+      return fail(Errc::invalid_argument,
+                  where(ln) + ": row label '" + std::string(w[0]) + "' is not one letter");
     }
-    const auto row = static_cast<std::size_t>(m.index_of(w[0][0]));
-    if (row_seen[row]) {
-      return fail(Errc::invalid_argument, where(ln) + ": row " + printable(w[0][0]) + " twice");
-    }
-    row_seen[row] = true;
     if (w.size() != m.alphabet_.size() + 1) {
       return fail(Errc::invalid_argument,
                   where(ln) + fmt::format(": row '{}' has {} scores, expected {}", w[0],
                                           w.size() - 1, m.alphabet_.size()));
     }
+    // A row for a letter without a column (ENUC.4.2's ambiguity codes): EMBOSS leaves it out.
+    if (m.index_of(w[0][0]) < 0) continue;
+    const auto row = static_cast<std::size_t>(m.index_of(w[0][0]));
+    if (row_seen[row]) {
+      return fail(Errc::invalid_argument, where(ln) + ": row " + printable(w[0][0]) + " twice");
+    }
+    row_seen[row] = true;
     for (std::size_t col = 0; col < m.alphabet_.size(); ++col) {
       auto v = parse_int(w[col + 1], where(ln) + " score", -max_entry, max_entry);
       if (!v) return Unexpected{Error{Errc::invalid_argument, v.error().message}};
@@ -98,6 +101,19 @@ Expected<ScoreMatrix> ScoreMatrix::parse(std::string_view text, std::string_view
       return fail(Errc::invalid_argument, fmt::format("matrix {}: no row for letter {}", source,
                                                       printable(m.alphabet_[r])));
     }
+  }
+  if (m.index_['U'] < 0) {
+    // U as EMBOSS water scores a letter its matrix lacks: 0 against every letter (is_added_u).
+    const std::size_t n = m.alphabet_.size();
+    std::vector<std::int32_t> wider((n + 1) * (n + 1), 0);
+    for (std::size_t r = 0; r < n; ++r) {
+      std::copy_n(m.scores_.begin() + static_cast<std::ptrdiff_t>(r * n), n,
+                  wider.begin() + static_cast<std::ptrdiff_t>(r * (n + 1)));
+    }
+    m.scores_ = std::move(wider);
+    m.added_u_ = static_cast<int>(n);
+    m.index_['U'] = static_cast<std::int16_t>(n);
+    m.alphabet_ += 'U';
   }
   for (int c = 'a'; c <= 'z'; ++c) {
     const auto upper = static_cast<unsigned char>(std::toupper(c));
@@ -143,13 +159,46 @@ const ScoreMatrix& ScoreMatrix::ednafull() {
   return m;
 }
 
-Expected<ScoreMatrix> ScoreMatrix::by_name_or_file(const std::string& name_or_path) {
+std::vector<std::string> ScoreMatrix::emboss_data_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("EMBOSS_DATA"); env != nullptr && *env != '\0') {
+    dirs.emplace_back(env);
+  }
+  dirs.emplace_back("/usr/share/EMBOSS/data");
+  dirs.emplace_back("/usr/local/share/EMBOSS/data");
+  return dirs;
+}
+
+Expected<ScoreMatrix> ScoreMatrix::by_name_or_file(const std::string& name_or_path,
+                                                   const std::vector<std::string>& dirs) {
   std::string lower = name_or_path;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (lower == "blosum62" || lower == "eblosum62") return blosum62();
   if (lower == "ednafull") return ednafull();
-  return load(name_or_path);
+  std::error_code ec;
+  const bool is_name = !name_or_path.empty() && name_or_path.find('/') == std::string::npos;
+  if (std::filesystem::exists(name_or_path, ec) || !is_name) return load(name_or_path);
+  std::string upper = name_or_path;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  std::vector<std::string> names = {name_or_path, upper};
+  if (upper.front() != 'E') names.push_back("E" + upper);
+  for (const auto& dir : dirs) {
+    for (const auto& name : names) {
+      const auto path = std::filesystem::path(dir) / name;
+      if (!std::filesystem::is_regular_file(path, ec)) continue;
+      auto m = load(path.string());
+      if (m) m->name_ = name;
+      return m;
+    }
+  }
+  std::string searched;
+  for (const auto& dir : dirs) searched += (searched.empty() ? "" : ", ") + dir;
+  return fail(Errc::invalid_argument,
+              fmt::format("cannot read matrix file '{}': {}, and no EMBOSS matrix of that name in "
+                          "{}",
+                          name_or_path, std::strerror(ENOENT), searched));
 }
 
 int ScoreMatrix::score(char x, char y) const noexcept {

@@ -66,7 +66,7 @@ SwAlignmentStats alignment_stats(const ScoreMatrix& matrix, std::span<const std:
     if (op.op == 'M') {
       TP_EXPECTS(i + n <= query.size() && j + n <= target.size());
       for (std::size_t k = 0; k < n; ++k) {
-        const bool same = query[i + k] == target[j + k];
+        const bool same = query[i + k] == target[j + k] && !matrix.is_added_u(query[i + k]);
         s.identity += same ? 1 : 0;
         s.mismatches += same ? 0 : 1;
         s.similarity += is_similar(matrix, query[i + k], target[j + k]) ? 1 : 0;

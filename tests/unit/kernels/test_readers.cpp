@@ -4,6 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include <string>
 
 namespace tp::kernels {
@@ -11,7 +18,7 @@ namespace {
 
 TEST(ScoreMatrix, builtin_blosum62_spot_values) {
   const auto& b = ScoreMatrix::blosum62();
-  EXPECT_EQ(b.alphabet(), "ARNDCQEGHILKMFPSTWYVBZX*");
+  EXPECT_EQ(b.alphabet(), "ARNDCQEGHILKMFPSTWYVBZX*U");  // U added (see below)
   EXPECT_EQ(b.score('W', 'W'), 11);
   EXPECT_EQ(b.score('C', 'C'), 9);
   EXPECT_EQ(b.score('A', 'A'), 4);
@@ -43,7 +50,89 @@ TEST(ScoreMatrix, builtin_ednafull_spot_values) {
   EXPECT_EQ(d.score('V', 'T'), -4);
 }
 
+// A matrix without U gains one that scores 0 against every letter and is no identity, as EMBOSS
+// water scores a U against EBLOSUM62 (selenocysteine); EDNAFULL's own U is T.
+TEST(ScoreMatrix, a_matrix_without_u_scores_it_as_water_does) {
+  const auto& b = ScoreMatrix::blosum62();
+  ASSERT_EQ(b.index_of('U'), 24);
+  EXPECT_EQ(b.index_of('u'), 24);
+  for (const char x : b.alphabet()) {
+    EXPECT_EQ(b.score('U', x), 0) << x;
+    EXPECT_EQ(b.score(x, 'U'), 0) << x;
+    EXPECT_EQ(b.is_added_u(static_cast<std::uint8_t>(b.index_of(x))), x == 'U') << x;
+  }
+  const auto& d = ScoreMatrix::ednafull();
+  EXPECT_FALSE(d.is_added_u(static_cast<std::uint8_t>(d.index_of('U'))));
+  auto small = ScoreMatrix::parse("A B\nA 2 -1\nB -1 3\n", "small");
+  ASSERT_TRUE(small.has_value());
+  EXPECT_EQ(small->alphabet(), "ABU");
+  EXPECT_EQ(small->scores(), (std::vector<std::int32_t>{2, -1, 0, -1, 3, 0, 0, 0, 0}));
+  auto scaled = small->scaled(2);
+  ASSERT_TRUE(scaled.has_value());
+  EXPECT_TRUE(scaled->is_added_u(2));
+}
+
+// EMBOSS matrices by name, looked up as water does in its data directories: the name as given, in
+// upper case, or with the leading E; the file's own name; a missing one names the directories.
+TEST(ScoreMatrix, emboss_matrices_by_name_from_the_given_directories) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tp_emboss_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "ETOY") << "# toy\n A C\nA 3 -2\nC -2 5\n";
+  for (const char* name : {"ETOY", "etoy", "toy", "Toy"}) {
+    auto m = ScoreMatrix::by_name_or_file(name, {"/nonexistent/dir", dir.string()});
+    ASSERT_TRUE(m.has_value()) << name << ": " << m.error().message;
+    EXPECT_EQ(m->name(), "ETOY") << name;
+    EXPECT_EQ(m->score('C', 'C'), 5);
+  }
+  auto missing = ScoreMatrix::by_name_or_file("EMISSING", {dir.string(), "/nonexistent/dir"});
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(
+      missing.error().message,
+      "cannot read matrix file 'EMISSING': No such file or directory, and no EMBOSS matrix of "
+      "that name in " +
+          dir.string() + ", /nonexistent/dir");
+  // A path is a path: no lookup.
+  auto path = ScoreMatrix::by_name_or_file("./ETOY", {dir.string()});
+  ASSERT_FALSE(path.has_value());
+  EXPECT_EQ(path.error().message, "cannot read matrix file './ETOY': No such file or directory");
+  // The built-in names stay built in.
+  EXPECT_EQ(ScoreMatrix::by_name_or_file("EBLOSUM62", {dir.string()})->name(), "BLOSUM62");
+  std::filesystem::remove_all(dir);
+}
+
 #ifdef TP_EMBOSS_DATA
+// Every substitution matrix of Debian's emboss-data by its EMBOSS name (the search's default
+// directories hold it; make deps installs it): the file's matrix, named as EMBOSS names it.
+TEST(ScoreMatrix, every_emboss_data_matrix_by_name) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(TP_EMBOSS_DATA)) {
+    const std::string name = e.path().filename().string();
+    for (const char* family : {"EBLOSUM", "EPAM", "EDNA", "ENUC"}) {
+      if (name.rfind(family, 0) == 0) names.push_back(name);
+    }
+  }
+  int found = 0;
+  for (const auto& name : names) {
+    const std::string path = std::string(TP_EMBOSS_DATA) + "/" + name;
+    if (!std::filesystem::exists(path)) continue;
+    ++found;
+    auto by_name = ScoreMatrix::by_name_or_file(name, {TP_EMBOSS_DATA});
+    ASSERT_TRUE(by_name.has_value()) << name << ": " << by_name.error().message;
+    auto file = ScoreMatrix::load(path);
+    ASSERT_TRUE(file.has_value()) << name << ": " << file.error().message;
+    EXPECT_EQ(by_name->alphabet(), file->alphabet()) << name;
+    EXPECT_EQ(by_name->scores(), file->scores()) << name;
+    if (name != "EDNAFULL" && name != "EBLOSUM62") {
+      EXPECT_EQ(by_name->name(), name);
+    }
+  }
+  EXPECT_GE(found, 60);  // Debian 12's emboss-data: 71
+  auto lower = ScoreMatrix::by_name_or_file("pam250", {TP_EMBOSS_DATA});
+  ASSERT_TRUE(lower.has_value()) << lower.error().message;
+  EXPECT_EQ(lower->name(), "EPAM250");
+}
+
 TEST(ScoreMatrix, builtins_equal_the_emboss_files) {
   for (const auto& [file, builtin] :
        {std::pair{"EBLOSUM62", &ScoreMatrix::blosum62()}, {"EDNAFULL", &ScoreMatrix::ednafull()}}) {
@@ -64,6 +153,16 @@ TEST(ScoreMatrix, parses_a_small_matrix_in_any_row_order) {
   EXPECT_EQ(m->index_of('C'), -1);
 }
 
+// A row for a letter the header has no column for is left out, as EMBOSS reads ENUC.4.2 (rows for
+// the ambiguity codes under four columns): the letter stays outside the alphabet.
+TEST(ScoreMatrix, a_row_without_a_column_is_left_out) {
+  auto m = ScoreMatrix::parse("  A  B\nA 2 -1\nS 1 1\nB -1 3\n", "rows");
+  ASSERT_TRUE(m.has_value()) << m.error().message;
+  EXPECT_EQ(m->alphabet(), "ABU");
+  EXPECT_EQ(m->index_of('S'), -1);
+  EXPECT_EQ(m->score('B', 'B'), 3);
+}
+
 TEST(ScoreMatrix, malformed_matrices_are_errors_naming_the_line) {
   auto expect_error = [](const char* text, const std::string& message) {
     auto m = ScoreMatrix::parse(text, "m.txt");
@@ -75,7 +174,8 @@ TEST(ScoreMatrix, malformed_matrices_are_errors_naming_the_line) {
   expect_error("A B\nA 1 2\n", "matrix m.txt: no row for letter 'B'");
   expect_error("A B\nA 1\nB 1 1\n", "matrix m.txt line 2: row 'A' has 1 scores, expected 2");
   expect_error("A B\nA 1 x\n", "matrix m.txt line 2 score: 'x' is not a whole number");
-  expect_error("A B\nC 1 1\n", "matrix m.txt line 2: row label 'C' is not a letter of the header");
+  expect_error("A B\nCC 1 1\n", "matrix m.txt line 2: row label 'CC' is not one letter");
+  expect_error("A B\nC 1\n", "matrix m.txt line 2: row 'C' has 1 scores, expected 2");
   expect_error("A A\n", "matrix m.txt line 1: letter 'A' twice");
   expect_error("A BC\n", "matrix m.txt line 1: column header 'BC' is not one letter");
   expect_error("A B\nA 1 1\nA 1 1\n", "matrix m.txt line 3: row 'A' twice");

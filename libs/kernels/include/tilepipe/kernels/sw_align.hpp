@@ -39,10 +39,10 @@ struct SwAlignment {
 /// Counts over an alignment's columns, as EMBOSS water (and BLAST's tabular output) count them.
 struct SwAlignmentStats {
   std::int64_t length = 0;      ///< columns
-  std::int64_t identity = 0;    ///< M columns of identical residues
+  std::int64_t identity = 0;    ///< M columns of identical residues (an added U is none)
   std::int64_t similarity = 0;  ///< M columns where is_similar holds
   std::int64_t gaps = 0;        ///< I and D columns
-  std::int64_t mismatches = 0;  ///< M columns of different residues
+  std::int64_t mismatches = 0;  ///< M columns that are not identities
   std::int64_t gap_opens = 0;   ///< runs of I or D columns
 };
 
