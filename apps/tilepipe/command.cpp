@@ -1,6 +1,7 @@
 // Shared CLI plumbing: the registry, error reporting and CLI11 parsing with one-line errors.
 #include "command.hpp"
 #include "parse_cli.hpp"
+#include "tilepipe_git_revision.hpp"
 
 #include <tilepipe/comm/job_voice.hpp>
 #include <tilepipe/comm/world.hpp>

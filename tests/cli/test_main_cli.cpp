@@ -19,7 +19,7 @@ TEST(MainCli, version_names_the_release_and_the_git_revision) {
     const auto r = tilepipe({flag});
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_TRUE(std::regex_match(
-        r.out, std::regex(R"(tilepipe \d+\.\d+\.\d+ \(git ([0-9a-f]{7,40}|unknown)\)\n)")))
+        r.out, std::regex(R"(tilepipe \d+\.\d+\.\d+ \(git ([0-9a-f]{7,40}(-dirty)?|unknown)\)\n)")))
         << r.out;
     EXPECT_EQ(r.err, "");
   }
