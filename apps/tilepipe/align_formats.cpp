@@ -119,7 +119,7 @@ std::string sam_header(std::span<const AlignSequence* const> targets) {
   return out + "@PG\tID:tilepipe\tPN:tilepipe\n";
 }
 
-std::string sam_record(const AlignShown& a) {
+std::string sam_record(const AlignShown& a, bool secondary) {
   std::string seq = a.query.letters;
   std::transform(seq.begin(), seq.end(), seq.begin(), [](char c) {
     return static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -130,8 +130,8 @@ std::string sam_record(const AlignShown& a) {
   const std::int64_t tail = static_cast<std::int64_t>(a.query.codes.size()) - al.query_end;
   const std::string cig = (head > 0 ? fmt::format("{}S", head) : "") + kernels::cigar(al) +
                           (tail > 0 ? fmt::format("{}S", tail) : "");
-  return fmt::format("{}\t0\t{}\t{}\t255\t{}\t*\t0\t0\t{}\t*\tAS:i:{}\tNM:i:{}\n", a.query.name,
-                     a.target.name, al.target_start, cig, seq,
+  return fmt::format("{}\t{}\t{}\t{}\t255\t{}\t*\t0\t0\t{}\t*\tAS:i:{}\tNM:i:{}\n", a.query.name,
+                     secondary ? 256 : 0, a.target.name, al.target_start, cig, seq,
                      std::lround(static_cast<double>(al.score) / a.scale),
                      a.stats.mismatches + a.stats.gaps);
 }

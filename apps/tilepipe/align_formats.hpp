@@ -49,8 +49,9 @@ std::string format_pair(const AlignShown& a);
 std::string format_sam(const AlignShown& a);
 /// A SAM header: @HD, one @SQ per target (name and length, in the order given), @PG.
 std::string sam_header(std::span<const AlignSequence* const> targets);
-/// One SAM record of format_sam (no header).
-std::string sam_record(const AlignShown& a);
+/// One SAM record of format_sam (no header); `secondary`: flag 256, a query's alignment after its
+/// primary one (SAM: one primary record per read).
+std::string sam_record(const AlignShown& a, bool secondary = false);
 /// BLAST's tabular line (-outfmt 6, 12 columns); evalue `*`, bitscore the raw score; no line when
 /// nothing scores above 0.
 std::string format_blast(const AlignShown& a);

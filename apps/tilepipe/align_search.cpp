@@ -274,7 +274,13 @@ int run_search(const SearchRequest& q, std::optional<OutputFile>& output) {
     for (const auto& t : q.targets) targets.push_back(&t);
     text = sam_header(targets);
   }
+  // SAM: a query's first hit (its best) is its primary record, the others secondary (flag 256);
+  // a query without a hit is one unmapped record (flag 4), as an aligner writes a read it could
+  // not place.
+  std::vector<bool> mapped(q.queries.size(), false);
   for (std::size_t h = 0; h < hits.size(); ++h) {
+    const bool secondary = mapped[hits[h].query];
+    mapped[hits[h].query] = true;
     const AlignShown shown{q.queries[hits[h].query],
                            q.targets[hits[h].target],
                            q.matrix,
@@ -284,8 +290,17 @@ int run_search(const SearchRequest& q, std::optional<OutputFile>& output) {
                            *hits[h].result->alignment,
                            stats[h]};
     text += q.format == "pair"  ? format_pair(shown)
-            : q.format == "sam" ? sam_record(shown)
+            : q.format == "sam" ? sam_record(shown, secondary)
                                 : format_blast(shown);
+  }
+  if (q.format == "sam") {
+    const kernels::SwAlignment none{};
+    for (std::size_t k = 0; k < q.queries.size(); ++k) {
+      if (mapped[k]) continue;
+      const AlignShown shown{q.queries[k], q.targets.front(), q.matrix, q.gap_open,
+                             q.gap_extend, q.scale,           none,     {}};
+      text += sam_record(shown);
+    }
   }
   return emit(text, output);
 }

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -267,9 +268,11 @@ TEST(AlignSearchCli, each_format_one_entry_per_hit) {
   lines = tp::test::lines_of(r.out);
   ASSERT_EQ(lines.size(), 2 + s.targets.size() + hits.size()) << r.out;
   EXPECT_EQ(lines[1], "@SQ\tSN:db0\tLN:" + std::to_string(s.targets[0].residues.size()));
+  std::set<std::string> primary;  // SAM: a query's first (best) hit flag 0, the next ones 256
   for (std::size_t h = 0; h < hits.size(); ++h) {
     const auto& rec = lines[2 + s.targets.size() + h];
-    EXPECT_EQ(rec.rfind(hits[h]["query_name"].get<std::string>() + "\t0\t" +
+    const std::string flag = primary.insert(hits[h]["query_name"]).second ? "0" : "256";
+    EXPECT_EQ(rec.rfind(hits[h]["query_name"].get<std::string>() + "\t" + flag + "\t" +
                             hits[h]["target_name"].get<std::string>() + "\t" +
                             std::to_string(hits[h]["target_start"].get<int>()) + "\t255\t",
                         0),
@@ -297,6 +300,26 @@ TEST(AlignSearchCli, each_format_one_entry_per_hit) {
   const std::string file = file_bytes(path);
   std::remove(path.c_str());
   EXPECT_EQ(file, r.out);
+}
+
+// SAM as aligners write it: one primary record per read (the query's best hit), its other hits
+// secondary (flag 256), and a query without a hit one unmapped record (flag 4) after the hits.
+TEST(AlignSearchCli, sam_has_one_primary_record_per_query) {
+  const std::string qp = temp_path("sam_q.fa"), dp = temp_path("sam_db.fa");
+  std::ofstream(qp) << ">hit\nMKVLAAGWW\n>none\nPPPP\n";
+  std::ofstream(dp) << ">d1\nMKVLAAGWW\n>d2\nAAAAAAAA\n>d3\nGGGG\n";
+  auto r = align({qp, dp, "--format", "sam"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "@HD\tVN:1.6\tSO:unsorted\n@SQ\tSN:d1\tLN:9\n@SQ\tSN:d2\tLN:8\n@SQ\tSN:d3\tLN:4\n"
+            "@PG\tID:tilepipe\tPN:tilepipe\n"
+            // BLOSUM62: M5 K5 V4 L4 A4 A4 G6 W11 W11; A/A twice; G/G.
+            "hit\t0\td1\t1\t255\t9M\t*\t0\t0\tMKVLAAGWW\t*\tAS:i:54\tNM:i:0\n"
+            "hit\t256\td2\t1\t255\t4S2M3S\t*\t0\t0\tMKVLAAGWW\t*\tAS:i:8\tNM:i:0\n"
+            "hit\t256\td3\t1\t255\t6S1M2S\t*\t0\t0\tMKVLAAGWW\t*\tAS:i:6\tNM:i:0\n"
+            "none\t4\t*\t0\t0\t*\t*\t0\t0\tPPPP\t*\n");
+  std::remove(qp.c_str());
+  std::remove(dp.c_str());
 }
 
 TEST(AlignSearchCli, bad_input_exits_2_with_one_line) {
