@@ -119,13 +119,25 @@ std::string sam_header(std::span<const AlignSequence* const> targets) {
   return out + "@PG\tID:tilepipe\tPN:tilepipe\n";
 }
 
-std::string sam_record(const AlignShown& a, bool secondary) {
-  std::string seq = a.query.letters;
+namespace {
+// SAM's SEQ: the query's letters in upper case.
+std::string sam_seq(const AlignSequence& query) {
+  std::string seq = query.letters;
   std::transform(seq.begin(), seq.end(), seq.begin(), [](char c) {
     return static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   });
+  return seq;
+}
+}  // namespace
+
+std::string sam_unmapped(const AlignSequence& query) {
+  return fmt::format("{}\t4\t*\t0\t0\t*\t*\t0\t0\t{}\t*\n", query.name, sam_seq(query));
+}
+
+std::string sam_record(const AlignShown& a, bool secondary) {
   const auto& al = a.alignment;
-  if (al.score <= 0) return fmt::format("{}\t4\t*\t0\t0\t*\t*\t0\t0\t{}\t*\n", a.query.name, seq);
+  if (al.score <= 0) return sam_unmapped(a.query);
+  const std::string seq = sam_seq(a.query);
   const std::int64_t head = al.query_start - 1;
   const std::int64_t tail = static_cast<std::int64_t>(a.query.codes.size()) - al.query_end;
   const std::string cig = (head > 0 ? fmt::format("{}S", head) : "") + kernels::cigar(al) +

@@ -52,6 +52,8 @@ std::string sam_header(std::span<const AlignSequence* const> targets);
 /// One SAM record of format_sam (no header); `secondary`: flag 256, a query's alignment after its
 /// primary one (SAM: one primary record per read).
 std::string sam_record(const AlignShown& a, bool secondary = false);
+/// The SAM record of a query that aligns nowhere (flag 4, no reference, SEQ the query).
+std::string sam_unmapped(const AlignSequence& query);
 /// BLAST's tabular line (-outfmt 6, 12 columns); evalue `*`, bitscore the raw score; no line when
 /// nothing scores above 0.
 std::string format_blast(const AlignShown& a);

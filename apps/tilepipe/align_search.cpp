@@ -294,12 +294,8 @@ int run_search(const SearchRequest& q, std::optional<OutputFile>& output) {
                                 : format_blast(shown);
   }
   if (q.format == "sam") {
-    const kernels::SwAlignment none{};
     for (std::size_t k = 0; k < q.queries.size(); ++k) {
-      if (mapped[k]) continue;
-      const AlignShown shown{q.queries[k], q.targets.front(), q.matrix, q.gap_open,
-                             q.gap_extend, q.scale,           none,     {}};
-      text += sam_record(shown);
+      if (!mapped[k]) text += sam_unmapped(q.queries[k]);
     }
   }
   return emit(text, output);

@@ -5,6 +5,7 @@
 
 #include <random>
 #include <string>
+#include <utility>
 
 #include "naive_sw.hpp"
 #include "water_runner.hpp"
@@ -18,6 +19,20 @@ std::string random_letters(std::mt19937_64& rng, const std::string& letters, std
     s += letters[std::uniform_int_distribution<std::size_t>(0, letters.size() - 1)(rng)];
   }
   return s;
+}
+
+// A random pair of 5-70 letters each; `related`: the target made of two pieces of the query with
+// 4 random letters between them.
+std::pair<std::string, std::string> random_pair(std::mt19937_64& rng, const std::string& letters,
+                                                bool related) {
+  const std::string q =
+      random_letters(rng, letters, std::uniform_int_distribution<std::size_t>(5, 70)(rng));
+  std::string t =
+      random_letters(rng, letters, std::uniform_int_distribution<std::size_t>(5, 70)(rng));
+  if (related) {
+    t = q.substr(q.size() / 4) + random_letters(rng, letters, 4) + q.substr(0, q.size() / 2);
+  }
+  return {q, t};
 }
 
 // One pair against naive_sw, sw_sequential and water (`name`, `type`): the score when positive,
@@ -49,14 +64,7 @@ TEST(SwWater, scores_and_unique_ends_match_emboss_water) {
   for (int round = 0; round < 40; ++round) {
     const bool is_dna = round % 2 == 1;
     const auto& m = is_dna ? ScoreMatrix::ednafull() : ScoreMatrix::blosum62();
-    const std::string& letters = is_dna ? dna : protein;
-    const std::string q =
-        random_letters(rng, letters, std::uniform_int_distribution<std::size_t>(5, 70)(rng));
-    std::string t =
-        random_letters(rng, letters, std::uniform_int_distribution<std::size_t>(5, 70)(rng));
-    if (round % 3 == 0) {
-      t = q.substr(q.size() / 4) + random_letters(rng, letters, 4) + q.substr(0, q.size() / 2);
-    }
+    const auto [q, t] = random_pair(rng, is_dna ? dna : protein, round % 3 == 0);
     const GapCosts g = gaps[static_cast<std::size_t>(round) % std::size(gaps)];
     compare_with_water(m, is_dna ? "EDNAFULL" : "EBLOSUM62", is_dna ? "nucleotide" : "protein", q,
                        t, g, compared_ends);
@@ -76,13 +84,7 @@ TEST(SwWater, emboss_matrices_by_name_and_u_match_emboss_water) {
     const char* name = names[round % std::size(names)];
     const auto m = ScoreMatrix::by_name_or_file(name);
     ASSERT_TRUE(m.has_value()) << m.error().message;
-    const std::string q =
-        random_letters(rng, protein, std::uniform_int_distribution<std::size_t>(5, 70)(rng));
-    std::string t =
-        random_letters(rng, protein, std::uniform_int_distribution<std::size_t>(5, 70)(rng));
-    if (round % 2 == 0) {
-      t = q.substr(q.size() / 4) + random_letters(rng, protein, 4) + q.substr(0, q.size() / 2);
-    }
+    const auto [q, t] = random_pair(rng, protein, round % 2 == 0);
     const GapCosts g = gaps[static_cast<std::size_t>(round) % std::size(gaps)];
     compare_with_water(*m, name, "protein", q, t, g, compared_ends);
   }
