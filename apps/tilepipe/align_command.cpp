@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include <unistd.h>
 
@@ -532,6 +533,16 @@ int run_align(int argc, char** argv) {
     if (!file) return report_error(Error(file.error().code, "--output: " + file.error().message));
     output.emplace(std::move(*file));
   }
+  // Ranks after the inputs are read: none (the forked ranks' threads start in them), or one
+  // process's team for the score pass: its threads start now, while the inputs are read.
+  const bool on_ranks = o.nodes > 1 || o.grouping == "vertical" || o.tile == "auto" ||
+                        o.cyclic != "1" || comm::World::launched_by_mpi();
+  if (!on_ranks && !top) {
+    try {
+      exec::warm_team(o.cpus);
+    } catch (const std::system_error&) {  // the score pass tries again and reports it
+    }
+  }
   auto in = load_inputs(o);
   if (!in) return report_error(in.error());
   if (top || in->queries.size() > 1 || in->targets.size() > 1) {
@@ -553,10 +564,7 @@ int run_align(int argc, char** argv) {
   in->query = std::move(in->queries.front());
   in->target = std::move(in->targets.front());
   // Vertical grouping and the model's tile are the pipelined executor's, on one rank too.
-  if (o.nodes > 1 || o.grouping == "vertical" || o.tile == "auto" || o.cyclic != "1" ||
-      comm::World::launched_by_mpi()) {
-    return align_on_ranks(o, *in, output);
-  }
+  if (on_ranks) return align_on_ranks(o, *in, output);
   auto out = [&] {
     ProgressLine progress("aligning", o.progress || ::isatty(STDERR_FILENO) == 1);
     return align(o, *in, progress);

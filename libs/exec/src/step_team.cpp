@@ -1,6 +1,6 @@
-// run_steps: std::jthread workers placed off their creator's CPU at the start, and a barrier that
-// waits as the rank's sync mode says; the first exception (or a thread that cannot start) stops
-// the team.
+// run_steps: the calling thread's persistent team of workers (ADR 0040), each placed off its
+// creator's CPU when it starts, and a barrier that waits as the rank's sync mode says; the first
+// exception (or a thread that cannot start) stops the team.
 #include <tilepipe/exec/spin_wait.hpp>
 #include <tilepipe/exec/step_team.hpp>
 #include <tilepipe/support/assert.hpp>
@@ -51,7 +51,7 @@ class StartPlacement {
 #endif
   }
   /// Keeps a just started worker off the creator's CPU (before the team starts).
-  void send_away(std::jthread& worker) const noexcept {
+  void send_away(std::thread& worker) const noexcept {
 #ifdef __linux__
     if (away_) (void)pthread_setaffinity_np(worker.native_handle(), sizeof(cpu_set_t), &*away_);
 #else
@@ -105,7 +105,143 @@ class TeamBarrier {
   std::atomic<std::uint32_t> gen_{0};
 };
 
+/// How long a worker spins for its next job before it sleeps: as the last job's barrier waited
+/// (poll: team_spin, not for ever; the team's owner may never call again).
+std::chrono::nanoseconds park_spin(TeamWait wait) noexcept {
+  switch (wait.sync) {
+    case comm::SyncMode::poll:
+      return team_spin;
+    case comm::SyncMode::block:
+      return std::chrono::nanoseconds(0);
+    case comm::SyncMode::hybrid:
+      break;
+  }
+  return wait.spin;
+}
+
+/// The workers of one owner thread, kept from one run_steps to the next. Starting a thread and
+/// joining it cost 50-140 us each on this project's 2-vCPU VM, 2-3% of a 10 ms score pass on two
+/// threads, and a start waited 4-5 ms where the other vCPU had been idle long enough for the host
+/// to deschedule it (docs/adr/0040-a-persistent-team.md). A job is published by bumping the
+/// generation (release): a worker reads the job's fields after it sees the new generation
+/// (acquire), runs its part, and counts itself finished (release), after which it touches
+/// nothing of the job; the owner writes the next job only once every worker has counted itself.
+class Team {
+ public:
+  Team() = default;
+  Team(const Team&) = delete;
+  Team& operator=(const Team&) = delete;
+  ~Team() { shut_down(); }
+
+  bool busy() const noexcept { return busy_; }
+
+  /// Starts workers until the team has `workers` of them (the `threads` of the message: the job's
+  /// size). A thread that cannot start throws std::system_error naming it; the workers already
+  /// started stay.
+  void grow(int workers, int threads, std::chrono::nanoseconds spin) {
+    if (static_cast<int>(workers_.size()) >= workers) return;
+    const StartPlacement placement(true);
+    park_spin_.store(spin.count(), std::memory_order_relaxed);
+    const std::uint32_t gen = gen_.load(std::memory_order_relaxed);
+    while (static_cast<int>(workers_.size()) < workers) {
+      const int t = static_cast<int>(workers_.size()) + 1;
+      try {
+        workers_.emplace_back([this, t, gen, placement] { serve(t, gen, placement); });
+      } catch (const std::system_error& e) {
+        throw std::system_error(e.code(), "cannot start thread " + std::to_string(t) + " of " +
+                                              std::to_string(threads));
+      }
+      placement.send_away(workers_.back());
+    }
+  }
+
+  /// Runs job(t) on threads t = 0 (the caller) .. threads-1 and returns once every worker is done
+  /// with it. job must not throw.
+  void run(const std::function<void(int)>& job, int threads, std::chrono::nanoseconds spin) {
+    TP_EXPECTS(threads - 1 <= static_cast<int>(workers_.size()) && !busy_);
+    busy_ = true;
+    finished_.store(0, std::memory_order_relaxed);
+    job_ = &job;
+    job_threads_ = threads;
+    park_spin_.store(spin.count(), std::memory_order_relaxed);
+    gen_.fetch_add(1, std::memory_order_release);
+    gen_.notify_all();  // no system call when no worker sleeps
+    job(0);
+    const int n = static_cast<int>(workers_.size());
+    // Every worker leaves the job's last barrier at once: spin for it (a sleeping owner would
+    // wait on a wake-up).
+    spin_then_wait(finished_, [n](int f) { return f == n; });
+    busy_ = false;
+  }
+
+  /// Stops and joins every worker: at the owner's exit, and before the owner forks (a child gets
+  /// only the forking thread, so a team it inherited would wait on workers that do not exist).
+  void shut_down() noexcept {
+    if (workers_.empty()) return;
+    stop_ = true;
+    gen_.fetch_add(1, std::memory_order_release);
+    gen_.notify_all();
+    for (auto& w : workers_) w.join();
+    workers_.clear();
+    stop_ = false;
+  }
+
+ private:
+  void serve(int t, std::uint32_t seen, StartPlacement placement) noexcept {
+    bool placed = false;
+    std::chrono::nanoseconds spin(park_spin_.load(std::memory_order_relaxed));
+    for (;;) {
+      seen = spin_then_wait(
+          gen_, [seen](std::uint32_t g) { return g != seen; }, spin);
+      if (stop_) return;
+      if (t < job_threads_) {
+        if (!placed) {
+          placement.release_self();
+          placed = true;
+        }
+        (*job_)(t);
+      }
+      spin = std::chrono::nanoseconds(park_spin_.load(std::memory_order_relaxed));
+      finished_.fetch_add(1, std::memory_order_release);
+      finished_.notify_all();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::atomic<std::uint32_t> gen_{0};
+  std::atomic<int> finished_{0};
+  std::atomic<std::int64_t> park_spin_{0};  // ns; atomic: a worker reads it while it starts
+  const std::function<void(int)>* job_ = nullptr;
+  int job_threads_ = 0;
+  bool stop_ = false;
+  bool busy_ = false;
+};
+
+thread_local Team this_threads_team;
+
+/// Before fork(): the forking thread's workers are joined (the child would inherit a team without
+/// threads, the parent starts them again at its next run_steps). Registered with the first team.
+void register_fork_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+#ifdef __linux__
+    (void)pthread_atfork(
+        [] {
+          if (!this_threads_team.busy()) this_threads_team.shut_down();
+        },
+        nullptr, nullptr);
+#endif
+  });
+}
+
 }  // namespace
+
+void warm_team(int threads) {
+  TP_EXPECTS(threads >= 1);
+  if (threads == 1 || this_threads_team.busy()) return;
+  register_fork_handler();
+  this_threads_team.grow(threads - 1, threads, dedicated_spin(threads));
+}
 
 void run_steps(int threads, Index steps, const std::function<void(int thread, Index step)>& body,
                TeamWait wait) {
@@ -115,18 +251,7 @@ void run_steps(int threads, Index steps, const std::function<void(int thread, In
   std::exception_ptr first;
   std::mutex first_mutex;
   TeamBarrier sync(threads, wait);
-  // The start gate: no thread runs a step before the whole team has started, so that a thread
-  // that cannot start leaves no step half run (a body waiting on a tile that will never run).
-  // 0: threads still starting, 1: run, 2: a thread could not start. Release/acquire: a worker
-  // that sees 1 sees the team complete; one that sees 2 leaves at once.
-  std::atomic<int> gate{0};
-  const StartPlacement placement(threads > 1);
-  auto work = [&](int t) {
-    if (t != 0) {
-      // Spin, then sleep (spin_wait.hpp): a sleeping thread's idle vCPU is slow to wake.
-      if (spin_then_wait(gate, [](int g) { return g != 0; }) != 1) return;
-      placement.release_self();
-    }
+  const std::function<void(int)> work = [&](int t) {
     for (Index s = 0; s < steps; ++s) {
       if (!failed.load(std::memory_order_relaxed)) {
         try {
@@ -140,25 +265,15 @@ void run_steps(int threads, Index steps, const std::function<void(int thread, In
       if (threads > 1) sync.arrive_and_wait();
     }
   };
-  {
-    std::vector<std::jthread> workers;
-    workers.reserve(static_cast<std::size_t>(threads - 1));
-    for (int t = 1; t < threads; ++t) {
-      try {
-        workers.emplace_back(work, t);
-        placement.send_away(workers.back());
-      } catch (const std::system_error& e) {
-        // The threads already started never reach the barrier: they leave at the gate, and the
-        // error is rethrown once they have joined.
-        first = std::make_exception_ptr(std::system_error(
-            e.code(),
-            "cannot start thread " + std::to_string(t) + " of " + std::to_string(threads)));
-        break;
-      }
-    }
-    gate.store(first ? 2 : 1, std::memory_order_release);
-    gate.notify_all();
-    if (!first) work(0);
+  if (threads == 1) {
+    work(0);
+  } else {
+    register_fork_handler();
+    // A body that runs a team of its own on thread 0 gets a team for that call alone.
+    std::optional<Team> nested;
+    Team& team = this_threads_team.busy() ? nested.emplace() : this_threads_team;
+    team.grow(threads - 1, threads, park_spin(wait));  // throws before any step runs
+    team.run(work, threads, park_spin(wait));
   }
   if (first) std::rethrow_exception(first);
 }
