@@ -7,6 +7,7 @@
 #include <tilepipe/kernels/sw_align.hpp>
 #include <tilepipe/kernels/sw_search.hpp>
 #include <tilepipe/model/machine_file.hpp>
+#include <tilepipe/runtime/ranks.hpp>
 #include <tilepipe/runtime/run.hpp>
 #include <tilepipe/support/output_file.hpp>
 #include <tilepipe/support/parse.hpp>
@@ -203,6 +204,18 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in, ProgressLin
                   std::nullopt,
                   0};
   if (auto a = add_alignment(o, in, out, progress); !a) return Unexpected{a.error()};
+  return out;
+}
+
+// The result of a pair with an empty sequence: nothing ran, so every node and CPU was idle.
+AlignOutput empty_pair(const AlignOptions& o, const Inputs& in) {
+  AlignOutput out;
+  out.query_length = static_cast<std::int64_t>(in.query.codes.size());
+  out.target_length = static_cast<std::int64_t>(in.target.codes.size());
+  out.simd = std::string(kernels::to_string(in.sw.isa.value_or(kernels::best_sw_isa())));
+  if (!o.score_only) out.alignment = kernels::SwAlignment{};
+  out.idle_nodes = o.nodes;
+  out.idle_cpus = std::int64_t{o.nodes} * o.cpus;
   return out;
 }
 
@@ -534,10 +547,11 @@ int run_align(int argc, char** argv) {
     output.emplace(std::move(*file));
   }
   // Ranks after the inputs are read: none (the forked ranks' threads start in them), or one
-  // process's team for the score pass: its threads start now, while the inputs are read.
+  // process's team for the score pass or the search: its threads start now, while the inputs are
+  // read.
   const bool on_ranks = o.nodes > 1 || o.grouping == "vertical" || o.tile == "auto" ||
                         o.cyclic != "1" || comm::World::launched_by_mpi();
-  if (!on_ranks && !top) {
+  if (!on_ranks) {
     try {
       exec::warm_team(o.cpus);
     } catch (const std::system_error&) {  // the score pass tries again and reports it
@@ -563,6 +577,15 @@ int run_align(int argc, char** argv) {
   }
   in->query = std::move(in->queries.front());
   in->target = std::move(in->targets.front());
+  // A sequence of length 0 has no cell to compute on any number of ranks or CPUs: score 0 and an
+  // empty alignment, at once (every CPU idle).
+  if (in->query.codes.empty() || in->target.codes.empty()) {
+    const bool mpi = comm::World::launched_by_mpi();
+    if (mpi && runtime::mpi_job_rank() > 0) return exit_ok;  // under mpirun, rank 0 reports
+    AlignOptions shown = o;
+    if (mpi && !o.nodes_given) shown.nodes = static_cast<int>(runtime::mpi_job_size());
+    return emit(result_text(shown, *in, empty_pair(shown, *in)), output);
+  }
   // Vertical grouping and the model's tile are the pipelined executor's, on one rank too.
   if (on_ranks) return align_on_ranks(o, *in, output);
   auto out = [&] {

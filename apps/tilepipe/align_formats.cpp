@@ -114,14 +114,16 @@ std::string format_pair(const AlignShown& a) {
 std::string sam_header(std::span<const AlignSequence* const> targets) {
   std::string out = "@HD\tVN:1.6\tSO:unsorted\n";
   for (const AlignSequence* t : targets) {
-    out += fmt::format("@SQ\tSN:{}\tLN:{}\n", t->name, t->codes.size());
+    // SAM's LN is at least 1: a target of length 0, which nothing maps to, has no @SQ line.
+    if (!t->codes.empty()) out += fmt::format("@SQ\tSN:{}\tLN:{}\n", t->name, t->codes.size());
   }
   return out + "@PG\tID:tilepipe\tPN:tilepipe\n";
 }
 
 namespace {
-// SAM's SEQ: the query's letters in upper case.
+// SAM's SEQ: the query's letters in upper case ('*' for a query of length 0).
 std::string sam_seq(const AlignSequence& query) {
+  if (query.letters.empty()) return "*";
   std::string seq = query.letters;
   std::transform(seq.begin(), seq.end(), seq.begin(), [](char c) {
     return static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

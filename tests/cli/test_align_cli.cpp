@@ -128,8 +128,8 @@ TEST(AlignCli, ranks_and_schedules_agree_with_one_process) {
 
 // Fewer rows than CPUs (issue 15): a one-residue query has one row of tiles, so on 2 or 3 ranks
 // all but rank 0 idle (they were refused before); the alignment is the one-process one. A
-// sequence of 0 residues stays bad input on any number of ranks.
-TEST(AlignCli, one_residue_query_on_several_ranks_and_an_empty_one_refused) {
+// sequence of 0 residues aligns too (score 0, every CPU idle), on any number of ranks.
+TEST(AlignCli, one_residue_query_on_several_ranks_and_an_empty_one_aligned) {
   const std::string one = fa + "/one_residue.fa";
   const std::string target = fa + "/dna_query.fa";
   auto single = align({one, target, "--matrix", "ednafull", "--json"});
@@ -166,11 +166,27 @@ TEST(AlignCli, one_residue_query_on_several_ranks_and_an_empty_one_refused) {
     EXPECT_EQ(p["score"], 5);
     EXPECT_EQ(p["cigar"], "1M");
     EXPECT_EQ(p["idle_cpus"], std::stoi(nodes) * 2 - 1);
-    auto empty = align({fa + "/empty_sequence.fa", target, "--matrix", "ednafull", "--nodes", nodes,
-                        "--sync", "block"});
-    EXPECT_EQ(empty.exit_code, 2);
-    EXPECT_EQ(empty.err,
-              "tilepipe: error: " + fa + "/empty_sequence.fa line 1: sequence 'empty' is empty\n");
+    // A sequence of length 0, either side: score 0 and an empty alignment, nothing to run.
+    for (const auto& [q, t] : {std::pair{fa + "/empty_sequence.fa", target},
+                               std::pair{target, fa + "/empty_sequence.fa"}}) {
+      auto empty = align({q, t, "--matrix", "ednafull", "--json", "--nodes", nodes, "--cpus", "2",
+                          "--sync", "block"});
+      ASSERT_EQ(empty.exit_code, 0) << empty.err;
+      const auto e = nlohmann::json::parse(empty.out);
+      EXPECT_EQ(e["score"], 0);
+      EXPECT_EQ(e["cigar"], "");
+      EXPECT_EQ(e["length"], 0);
+      EXPECT_EQ(e["query_start"], 0);
+      EXPECT_EQ(e["nodes"], std::stoi(nodes));
+      EXPECT_EQ(e["query_length"].get<int>() * e["target_length"].get<int>(), 0);
+      auto shown = align({q, t, "--matrix", "ednafull", "--nodes", nodes, "--sync", "block"});
+      ASSERT_EQ(shown.exit_code, 0) << shown.err;
+      EXPECT_NE(shown.out.find("score: 0\n"), std::string::npos) << shown.out;
+      EXPECT_NE(shown.out.find("idle: " + std::string(nodes) + " nodes and " + nodes +
+                               " CPUs have no row of tiles and run none\n"),
+                std::string::npos)
+          << shown.out;
+    }
   }
 }
 
@@ -212,8 +228,6 @@ TEST(AlignCli, bad_input_exits_2_with_one_line) {
       {{fa + "/empty.fa", fa + "/dna_query.fa"}, fa + "/empty.fa: no FASTA record (empty file?)"},
       {{fa + "/dna_query.fa", fa + "/no_header.fa"},
        fa + "/no_header.fa line 1: not FASTA (expected a '>' header line first)"},
-      {{fa + "/empty_sequence.fa", fa + "/dna_query.fa", "--matrix", "ednafull"},
-       fa + "/empty_sequence.fa line 1: sequence 'empty' is empty"},
       {{fa + "/protein_query.fa", fa + "/bad_letter.fa"},
        fa + "/bad_letter.fa sequence 'bad' position 5: letter 'J' is not in the BLOSUM62 alphabet"},
       {{fa + "/dna_query.fa", fa + "/dna_target.fa", "--matrix", data + "/bad.mat"},

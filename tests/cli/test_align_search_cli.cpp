@@ -322,6 +322,43 @@ TEST(AlignSearchCli, sam_has_one_primary_record_per_query) {
   std::remove(dp.c_str());
 }
 
+// Records of length 0 (a header and no residues) align with nothing: no hit, on threads and
+// ranks alike; in SAM an empty query is an unmapped record with SEQ '*', and an empty target has
+// no @SQ line (SAM's LN is at least 1).
+TEST(AlignSearchCli, empty_records_align_with_nothing) {
+  const std::string qp = temp_path("empty_q.fa"), dp = temp_path("empty_db.fa");
+  std::ofstream(qp) << ">hit\nMKVLAAGWW\n>nothing\n\n>last\nGGGG\n";
+  std::ofstream(dp) << ">d1\nMKVLAAGWW\n>void\n>d3\nGGGG\n";
+  for (const std::vector<std::string>& where :
+       {std::vector<std::string>{}, {"--cpus", "2"}, {"--nodes", "2", "--sync", "block"}}) {
+    std::vector<std::string> args = {qp, dp, "--format", "sam"};
+    args.insert(args.end(), where.begin(), where.end());
+    auto r = align(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out,
+              "@HD\tVN:1.6\tSO:unsorted\n@SQ\tSN:d1\tLN:9\n@SQ\tSN:d3\tLN:4\n"
+              "@PG\tID:tilepipe\tPN:tilepipe\n"
+              "hit\t0\td1\t1\t255\t9M\t*\t0\t0\tMKVLAAGWW\t*\tAS:i:54\tNM:i:0\n"
+              "last\t0\td3\t1\t255\t4M\t*\t0\t0\tGGGG\t*\tAS:i:24\tNM:i:0\n"
+              "last\t256\td1\t7\t255\t1M3S\t*\t0\t0\tGGGG\t*\tAS:i:6\tNM:i:0\n"
+              "hit\t256\td3\t1\t255\t6S1M2S\t*\t0\t0\tMKVLAAGWW\t*\tAS:i:6\tNM:i:0\n"
+              "nothing\t4\t*\t0\t0\t*\t*\t0\t0\t*\t*\n")
+        << where.size();
+    args = {qp, dp, "--json"};
+    args.insert(args.end(), where.begin(), where.end());
+    auto j = align(args);
+    ASSERT_EQ(j.exit_code, 0) << j.err;
+    const auto hits = nlohmann::json::parse(j.out)["hits"];
+    EXPECT_EQ(hits.size(), 4U) << j.out;
+    for (const auto& h : hits) {
+      EXPECT_NE(h["query_name"], "nothing");
+      EXPECT_NE(h["target_name"], "void");
+    }
+  }
+  std::remove(qp.c_str());
+  std::remove(dp.c_str());
+}
+
 TEST(AlignSearchCli, bad_input_exits_2_with_one_line) {
   const Search s(17);
   const std::string dir = ::testing::TempDir();

@@ -92,9 +92,11 @@ TEST(BadValuesCli, peer_timeout_is_checked_alike_by_every_command) {
 
 TEST(BadValuesCli, control_bytes_in_echoed_values_are_escaped) {
   const std::string fa = temp_path("esc.fa");
-  std::ofstream(fa) << ">x\x1b[2Jhello\n\n";
+  std::ofstream(fa) << ">x\x1b[2Jhello\nAC1\n";
   const std::string ok = data_dir + "fasta/protein_query.fa";
-  expect_refused(tilepipe({"align", fa, ok}), fa + " line 1: sequence 'x\\x1b[2Jhello' is empty");
+  expect_refused(tilepipe({"align", fa, ok}),
+                 fa + " sequence 'x\\x1b[2Jhello' position 3: letter '1' is not in the BLOSUM62 "
+                      "alphabet");
   fs::remove(fa);
   expect_refused(tilepipe({"run", "--kernel", "wave2d", "--size", "64\nx64\t\x7f"}),
                  "--size dimension 1: '64\\n' is not a whole number");

@@ -21,16 +21,11 @@ namespace tp::kernels {
 Expected<std::vector<FastaRecord>> parse_fasta(std::string_view text, std::string_view source) {
   std::vector<FastaRecord> out;
   const auto lines = split(text, '\n');
-  auto empty_record = [&]() {
-    return fail(Errc::invalid_argument, fmt::format("{} line {}: sequence '{}' is empty", source,
-                                                    out.back().line, out.back().name));
-  };
   for (std::size_t ln = 0; ln < lines.size(); ++ln) {
     std::string_view line = lines[ln];
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (trim(line).empty() || line.front() == ';') continue;
     if (line.front() == '>') {
-      if (!out.empty() && out.back().residues.empty()) return empty_record();
       std::string_view name = trim(line.substr(1));
       name = name.substr(0, name.find_first_of(" \t"));
       out.push_back(FastaRecord{std::string(name), {}, {}, ln + 1});
@@ -56,7 +51,6 @@ Expected<std::vector<FastaRecord>> parse_fasta(std::string_view text, std::strin
   if (out.empty()) {
     return fail(Errc::invalid_argument, fmt::format("{}: no FASTA record (empty file?)", source));
   }
-  if (out.back().residues.empty()) return empty_record();
   return out;
 }
 

@@ -1,13 +1,14 @@
-// sw_search: short pairs one per thread from a shared counter, long pairs tiled on every thread.
+// sw_search: short pairs one per thread from a shared counter, long pairs tiled on every thread
+// (both on the calling thread's team, exec::run_steps).
 #include <tilepipe/exec/local_runner.hpp>
 #include <tilepipe/exec/rect_tiling.hpp>
+#include <tilepipe/exec/step_team.hpp>
 #include <tilepipe/kernels/sw_search.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <system_error>
-#include <thread>
 
 namespace tp::kernels {
 
@@ -18,6 +19,11 @@ namespace {
 Expected<SwPairResult> align_pair(const ScoreMatrix& matrix, std::span<const std::uint8_t> query,
                                   std::span<const std::uint8_t> target, GapCosts gaps, int threads,
                                   const SwSearchOptions& options) {
+  // A sequence of length 0 aligns with nothing: score 0, an empty alignment (no space to tile).
+  if (query.empty() || target.empty()) {
+    return SwPairResult{SwResult{},
+                        options.traceback ? std::optional(SwAlignment{}) : std::nullopt};
+  }
   auto kernel = SwKernel::make(matrix, query, target, gaps, options.sw);
   if (!kernel) return Unexpected{kernel.error()};
   const auto tile = sw_default_tile(static_cast<std::int64_t>(query.size()),
@@ -61,13 +67,13 @@ Expected<std::vector<SwPairResult>> sw_search(const ScoreMatrix& matrix,
     results[k] = std::move(*r);
   }
   // Short pairs: each thread takes the next pair from the counter (relaxed: the counter hands
-  // out indices only; the results are published by the threads' join).
+  // out indices only; the results are published by run_steps' return).
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::optional<Error> first_error;
   std::size_t first_error_at = shorts.size();
-  auto work = [&] {
+  auto work = [&](int, exec::Index) {
     for (std::size_t s = next.fetch_add(1, std::memory_order_relaxed); s < shorts.size();
          s = next.fetch_add(1, std::memory_order_relaxed)) {
       if (failed.load(std::memory_order_relaxed)) return;
@@ -86,17 +92,15 @@ Expected<std::vector<SwPairResult>> sw_search(const ScoreMatrix& matrix,
       results[shorts[s]] = std::move(*r);
     }
   };
-  std::vector<std::thread> team;
-  const auto extra = std::min<std::size_t>(static_cast<std::size_t>(threads - 1), shorts.size());
-  for (std::size_t t = 0; t < extra; ++t) {
-    try {
-      team.emplace_back(work);
-    } catch (const std::system_error&) {  // no thread to be had: the others take its pairs
-      break;
-    }
+  // The calling thread's team (exec::run_steps: the threads the long pairs ran on); where no
+  // team can start, this thread takes every pair (run_steps throws before any step runs).
+  const auto team = static_cast<int>(std::min<std::size_t>(
+      static_cast<std::size_t>(threads), std::max<std::size_t>(shorts.size(), 1)));
+  try {
+    exec::run_steps(team, 1, work);
+  } catch (const std::system_error&) {
+    work(0, 0);
   }
-  work();
-  for (auto& t : team) t.join();
   if (first_error) return Unexpected{*first_error};
   return results;
 }

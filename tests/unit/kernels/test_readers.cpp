@@ -207,6 +207,21 @@ TEST(Fasta, multi_line_lower_case_several_records) {
   EXPECT_EQ((*r)[1].line, 5u);
 }
 
+// A header without residues is a record of length 0, wherever it stands (issue 14: a sequence
+// of length 0 is aligned, not refused).
+TEST(Fasta, a_record_without_residues_has_length_zero) {
+  auto r = parse_fasta(">a\n>b desc\r\nAC\n\n>c\n\n>d\n", "x.fa");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->size(), 4U);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"a", ""}, {"b", "AC"}, {"c", ""}, {"d", ""}};
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    EXPECT_EQ((*r)[k].name, want[k].first);
+    EXPECT_EQ((*r)[k].residues, want[k].second);
+  }
+  EXPECT_EQ((*r)[2].line, 5U);
+}
+
 TEST(Fasta, malformed_input_is_an_error_naming_the_problem) {
   auto expect_error = [](const char* text, const std::string& message) {
     auto r = parse_fasta(text, "x.fa");
@@ -217,8 +232,6 @@ TEST(Fasta, malformed_input_is_an_error_naming_the_problem) {
   expect_error("", "x.fa: no FASTA record (empty file?)");
   expect_error("\n\n", "x.fa: no FASTA record (empty file?)");
   expect_error("ACGT\n", "x.fa line 1: not FASTA (expected a '>' header line first)");
-  expect_error(">a\n>b\nAC\n", "x.fa line 1: sequence 'a' is empty");
-  expect_error(">a\nAC\n>b\n", "x.fa line 3: sequence 'b' is empty");
   expect_error(
       ">a\nA\x01"
       "C\n",

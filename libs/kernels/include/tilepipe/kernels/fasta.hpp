@@ -19,9 +19,9 @@ struct FastaRecord {
 
 /// Parses FASTA text: one or more records, each a '>' header line and sequence lines (any case,
 /// any line length, LF or CRLF; blank lines and ';' comment lines ignored; the gap characters '-'
-/// and '.' of aligned FASTA dropped, as EMBOSS drops them). Errors name `source` and the
-/// line: text before the first header, a record with an empty sequence, no record at all, a
-/// character that is not a printable non-space letter or symbol.
+/// and '.' of aligned FASTA dropped, as EMBOSS drops them). A record may be empty (a header and no
+/// residues: a sequence of length 0). Errors name `source` and the line: text before the first
+/// header, no record at all, a character that is not a printable non-space letter or symbol.
 Expected<std::vector<FastaRecord>> parse_fasta(std::string_view text, std::string_view source);
 
 /// Reads and parses a FASTA file ("-": standard input); gzip-compressed bytes (any name) are
