@@ -81,14 +81,16 @@ struct AlignOutput {
 };
 
 // Every record of a FASTA file, encoded; a letter outside the matrix names the file, the record
-// and the position.
+// and the position. A record without a name is named as EMBOSS names it: EMBOSS_001, EMBOSS_002,
+// ... in reading order over both files (`unnamed` counts them).
 Expected<std::vector<AlignSequence>> read_all(const std::string& path,
-                                              const kernels::ScoreMatrix& matrix) {
+                                              const kernels::ScoreMatrix& matrix, int& unnamed) {
   auto records = kernels::read_fasta(path);
   if (!records) return Unexpected{records.error()};
   std::vector<AlignSequence> out;
   out.reserve(records->size());
   for (auto& r : *records) {
+    if (r.name.empty()) r.name = fmt::format("EMBOSS_{:03}", ++unnamed);
     auto codes = matrix.encode(r.residues, fmt::format("{} sequence '{}'", path, r.name));
     if (!codes) return Unexpected{codes.error()};
     out.push_back(AlignSequence{std::move(r.name), std::move(r.letters), std::move(*codes)});
@@ -130,9 +132,10 @@ Expected<Inputs> load_inputs(const AlignOptions& o) {
     matrix = matrix->scaled(*scale);
     if (!matrix) return Unexpected{matrix.error()};
   }
-  auto query = read_all(o.query_path, *matrix);
+  int unnamed = 0;
+  auto query = read_all(o.query_path, *matrix, unnamed);
   if (!query) return Unexpected{query.error()};
-  auto target = read_all(o.target_path, *matrix);
+  auto target = read_all(o.target_path, *matrix, unnamed);
   if (!target) return Unexpected{target.error()};
   kernels::SwOptions sw;
   if (o.simd != "auto") {

@@ -359,6 +359,30 @@ TEST(AlignSearchCli, empty_records_align_with_nothing) {
   std::remove(dp.c_str());
 }
 
+// Records without a name are named as EMBOSS names them (water prints EMBOSS_001 for the query
+// and EMBOSS_002, EMBOSS_003 for the database's, in reading order): never an empty QNAME or qseqid.
+TEST(AlignSearchCli, unnamed_records_are_named_as_emboss_names_them) {
+  const std::string qp = temp_path("unnamed_q.fa"), dp = temp_path("unnamed_db.fa");
+  std::ofstream(qp) << ">\nMKVLAAGWW\n";
+  std::ofstream(dp) << "> \nMKVL\n>\nAAGWW\n>named\nMKV\n";
+  auto r = align({qp, dp, "--format", "blast"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> ids;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    ids.push_back(line.substr(0, line.find('\t', line.find('\t') + 1)));
+  }
+  // BLOSUM62: A4 A4 G6 W11 W11 = 36; M5 K5 V4 L4 = 18; M5 K5 V4 = 14.
+  EXPECT_EQ(ids, (std::vector<std::string>{"EMBOSS_001\tEMBOSS_003", "EMBOSS_001\tEMBOSS_002",
+                                           "EMBOSS_001\tnamed"}))
+      << r.out;
+  auto pair = align({qp, dp, "--format", "pair", "--top", "1"});
+  ASSERT_EQ(pair.exit_code, 0) << pair.err;
+  EXPECT_NE(pair.out.find("# 1: EMBOSS_001\n# 2: EMBOSS_003\n"), std::string::npos) << pair.out;
+  std::remove(qp.c_str());
+  std::remove(dp.c_str());
+}
+
 TEST(AlignSearchCli, bad_input_exits_2_with_one_line) {
   const Search s(17);
   const std::string dir = ::testing::TempDir();
