@@ -131,7 +131,15 @@ class Team {
   Team() = default;
   Team(const Team&) = delete;
   Team& operator=(const Team&) = delete;
-  ~Team() { shut_down(); }
+  ~Team() {
+    // The owner exits in the middle of a job (exit() from a body on thread 0): its workers may
+    // wait at the job's barrier for ever, so they are left to the process's end, not joined.
+    if (busy_) {
+      for (auto& w : workers_) w.detach();
+      return;
+    }
+    shut_down();
+  }
 
   bool busy() const noexcept { return busy_; }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <string>
@@ -109,6 +110,16 @@ TEST(StepTeamFaults, a_forked_child_starts_its_own_team_and_the_parent_keeps_wor
   calls = 0;
   run_steps(2, 4, [&](int, Index) { calls.fetch_add(1, std::memory_order_relaxed); });
   EXPECT_EQ(calls.load(), 8);
+}
+
+// A body on thread 0 that ends the process (exit()) while the other thread waits at the step's
+// barrier: the team's thread-local destructor must not join a worker that waits for ever.
+TEST(StepTeamFaults, exit_from_thread_0_in_the_middle_of_a_job_ends_the_process) {
+  EXPECT_EXIT(run_steps(2, 3,
+                        [](int t, Index s) {
+                          if (t == 0 && s == 1) std::exit(7);
+                        }),
+              ::testing::ExitedWithCode(7), "");
 }
 
 TEST(StepTeamFaults, the_rank_error_boundary_reports_a_system_error_on_its_rank) {
