@@ -141,6 +141,10 @@ Expected<Inputs> load_inputs(const AlignOptions& o) {
   if (o.simd != "auto") {
     auto isa = kernels::parse_sw_isa(o.simd);
     if (!isa) return Unexpected{Error(Errc::invalid_argument, "--simd: " + isa.error().message)};
+    if (!kernels::sw_isa_supported(*isa)) {  // checked here too: an empty pair makes no kernel
+      return fail(Errc::invalid_argument,
+                  fmt::format("--simd: this build or CPU cannot run the {} tile function", o.simd));
+    }
     sw.isa = *isa;
   }
   sw.min_bits = o.simd_bits;
@@ -171,6 +175,18 @@ Status add_alignment(const AlignOptions& o, const Inputs& in, AlignOutput& out,
   return {};
 }
 
+// The result of a pair with an empty sequence: nothing ran, so every node and CPU was idle.
+AlignOutput empty_pair(const AlignOptions& o, const Inputs& in) {
+  AlignOutput out;
+  out.query_length = static_cast<std::int64_t>(in.query.codes.size());
+  out.target_length = static_cast<std::int64_t>(in.target.codes.size());
+  out.simd = std::string(kernels::to_string(in.sw.isa.value_or(kernels::best_sw_isa())));
+  if (!o.score_only) out.alignment = kernels::SwAlignment{};
+  out.idle_nodes = o.nodes;
+  out.idle_cpus = std::int64_t{o.nodes} * o.cpus;
+  return out;
+}
+
 Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in, ProgressLine& progress) {
   const auto* query = &in.query.codes;
   const auto* target = &in.target.codes;
@@ -178,7 +194,9 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in, ProgressLin
   // takes them in order, a tile waits only for the one above).
   const auto qlen = static_cast<std::int64_t>(query->size());
   const auto tlen = static_cast<std::int64_t>(target->size());
-  const auto extents = kernels::sw_default_tile(qlen, tlen, o.cpus);
+  // (Of a space of at least one cell: an empty one only checks the flags, below.)
+  const auto extents = kernels::sw_default_tile(std::max<std::int64_t>(qlen, 1),
+                                                std::max<std::int64_t>(tlen, 1), o.cpus);
   const std::string default_tile = fmt::format("{}x{}", extents[0], extents[1]);
   auto tile = parse_extents(o.tile.empty() ? default_tile : o.tile, "--tile");
   if (!tile) return Unexpected{tile.error()};
@@ -187,6 +205,8 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in, ProgressLin
                 fmt::format("--tile: '{}' has {} dimensions, expected 2 (QUERYxTARGET)", o.tile,
                             tile->size()));
   }
+  // A sequence of length 0 has no cell to compute: score 0 and an empty alignment at once.
+  if (qlen == 0 || tlen == 0) return empty_pair(o, in);
   auto kernel = make_kernel(in, progress.counter());
   if (!kernel) return Unexpected{kernel.error()};
   auto tiling = exec::RectTiling<2>::make(kernel->space(), {(*tile)[0], (*tile)[1]});
@@ -207,18 +227,6 @@ Expected<AlignOutput> align(const AlignOptions& o, const Inputs& in, ProgressLin
                   std::nullopt,
                   0};
   if (auto a = add_alignment(o, in, out, progress); !a) return Unexpected{a.error()};
-  return out;
-}
-
-// The result of a pair with an empty sequence: nothing ran, so every node and CPU was idle.
-AlignOutput empty_pair(const AlignOptions& o, const Inputs& in) {
-  AlignOutput out;
-  out.query_length = static_cast<std::int64_t>(in.query.codes.size());
-  out.target_length = static_cast<std::int64_t>(in.target.codes.size());
-  out.simd = std::string(kernels::to_string(in.sw.isa.value_or(kernels::best_sw_isa())));
-  if (!o.score_only) out.alignment = kernels::SwAlignment{};
-  out.idle_nodes = o.nodes;
-  out.idle_cpus = std::int64_t{o.nodes} * o.cpus;
   return out;
 }
 
@@ -310,8 +318,6 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
   // Forked ranks raise the display's shared counter; its thread starts once they all run (none
   // may exist when they fork). Under MPI each rank counts only its own cells: no score pass shown.
   ProgressLine progress("aligning", o.progress || ::isatty(STDERR_FILENO) == 1);
-  auto kernel = make_kernel(in, progress.counter());
-  if (!kernel) return report_error(kernel.error());
   runtime::RunOptions run;
   run.last_words = &print_last_words;
   run.nodes = o.nodes_given || !comm::World::launched_by_mpi() ? o.nodes : 0;
@@ -324,8 +330,9 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
       !o.tile.empty() ? o.tile
       : workers > 0
           ? std::to_string(kernels::sw_default_tile(
-                static_cast<std::int64_t>(in.query.codes.size()),
-                static_cast<std::int64_t>(in.target.codes.size()), static_cast<int>(workers))[1])
+                std::max<std::int64_t>(static_cast<std::int64_t>(in.query.codes.size()), 1),
+                std::max<std::int64_t>(static_cast<std::int64_t>(in.target.codes.size()), 1),
+                static_cast<int>(workers))[1])
           : std::string("2048");
   // "auto": neither is set, the cost model chooses the height (the machine is loaded below).
   const bool auto_tile = tile == "auto";
@@ -338,14 +345,8 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
     if (!h) return report_error(h.error());
     run.tile_height = *h;
   }
-  if (o.schedule == "blocking" || o.schedule == "overlap") {
-    run.schedule =
-        o.schedule == "blocking" ? plan::ScheduleKind::blocking : plan::ScheduleKind::overlap;
-  } else {
-    return report_error(
-        Error(Errc::invalid_argument,
-              "--schedule: unknown schedule '" + o.schedule + "' (choose blocking|overlap)"));
-  }
+  run.schedule =  // checked in run_align
+      o.schedule == "blocking" ? plan::ScheduleKind::blocking : plan::ScheduleKind::overlap;
   run.grouping =
       o.grouping == "vertical" ? plan::GroupingKind::vertical : plan::GroupingKind::hyperplane;
   if (o.subtiles != "auto") run.subtiles = static_cast<int>(*parse_int(o.subtiles, "", 1));
@@ -372,6 +373,17 @@ int align_on_ranks(const AlignOptions& o, const Inputs& in, std::optional<Output
     run.machine = *m;
     run.kernel_name = "sw";
   }
+  // A sequence of length 0 has no cell to compute on any number of ranks: score 0 and an empty
+  // alignment at once, every CPU idle (under mpirun, rank 0 reports).
+  if (in.query.codes.empty() || in.target.codes.empty()) {
+    const bool mpi = comm::World::launched_by_mpi();
+    if (mpi && runtime::mpi_job_rank() > 0) return exit_ok;
+    AlignOptions shown = o;
+    if (mpi && !o.nodes_given) shown.nodes = static_cast<int>(runtime::mpi_job_size());
+    return emit(result_text(shown, in, empty_pair(shown, in)), output);
+  }
+  auto kernel = make_kernel(in, progress.counter());
+  if (!kernel) return report_error(kernel.error());
   const plan::Index size{static_cast<std::int64_t>(in.query.codes.size()),
                          static_cast<std::int64_t>(in.target.codes.size())};
   run.ranks_started = [&progress, &size] { progress.start("score pass", size[0] * size[1]); };
@@ -497,6 +509,11 @@ int run_align(int argc, char** argv) {
   if (const int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
   o.nodes_given = app.count("--nodes") > 0;
 
+  if (o.schedule != "blocking" && o.schedule != "overlap") {
+    return report_error(
+        Error(Errc::invalid_argument,
+              "--schedule: unknown schedule '" + o.schedule + "' (choose blocking|overlap)"));
+  }
   if (o.grouping != "hyperplane" && o.grouping != "vertical") {
     return report_error(
         Error(Errc::invalid_argument,
@@ -580,15 +597,6 @@ int run_align(int argc, char** argv) {
   }
   in->query = std::move(in->queries.front());
   in->target = std::move(in->targets.front());
-  // A sequence of length 0 has no cell to compute on any number of ranks or CPUs: score 0 and an
-  // empty alignment, at once (every CPU idle).
-  if (in->query.codes.empty() || in->target.codes.empty()) {
-    const bool mpi = comm::World::launched_by_mpi();
-    if (mpi && runtime::mpi_job_rank() > 0) return exit_ok;  // under mpirun, rank 0 reports
-    AlignOptions shown = o;
-    if (mpi && !o.nodes_given) shown.nodes = static_cast<int>(runtime::mpi_job_size());
-    return emit(result_text(shown, *in, empty_pair(shown, *in)), output);
-  }
   // Vertical grouping and the model's tile are the pipelined executor's, on one rank too.
   if (on_ranks) return align_on_ranks(o, *in, output);
   auto out = [&] {

@@ -188,6 +188,19 @@ TEST(AlignCli, one_residue_query_on_several_ranks_and_an_empty_one_aligned) {
           << shown.out;
     }
   }
+  // Nothing runs for an empty sequence, but its flags are checked as for any pair.
+  const std::string empty = fa + "/empty_sequence.fa";
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--schedule", "bogus"},
+        {"--tile", "1x2x3"},
+        {"--nodes", "2", "--tile", "0"},
+        {"--nodes", "2", "--tile", "auto", "--machine", "/nonexistent/m.json"}}) {
+    std::vector<std::string> args = {empty, target, "--matrix", "ednafull"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    auto r = align(args);
+    EXPECT_EQ(r.exit_code, 2) << bad[1] << ": " << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
 }
 
 TEST(AlignCli, vertical_grouping_agrees_with_hyperplane) {
