@@ -360,13 +360,22 @@ Expected<Index> thinnest_legal_widths(const PlanRequest& req, const IterationSpa
   for (int k = 0; k < n; ++k) {
     const auto kk = static_cast<std::size_t>(k);
     if (k == map_dim) continue;
+    // Legality only tightens as the side shrinks: a bisection over [1, widest_k], whose upper end
+    // is legal (a dependence far longer than the space made a linear search take as many steps as
+    // its length: 1.7e9 for the fuzzer's (1685028810, 11)).
     Index w = widest;
-    for (out[kk] = 1; out[kk] < widest[kk]; ++out[kk]) {
-      w[kk] = out[kk];
+    Index::value_type lo = 1, hi = widest[kk];
+    while (lo < hi) {
+      w[kk] = lo + (hi - lo) / 2;
       auto t = Tiling::rectangular(w);
       if (!t) return Unexpected{t.error()};
-      if (check_legal(*t, *req.deps)) break;
+      if (check_legal(*t, *req.deps)) {
+        hi = w[kk];
+      } else {
+        lo = w[kk] + 1;
+      }
     }
+    out[kk] = lo;
   }
   return out;
 }

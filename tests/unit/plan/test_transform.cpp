@@ -109,6 +109,22 @@ TEST(Plan, a_space_that_realizes_no_dependence_plans_on_any_number_of_nodes) {
   }
 }
 
+// A dependence far longer than the space (the fuzzer's (1685028810, 11) in 64 x 64): the widest
+// tile along a thin dimension is that long, and the thinnest legal width is found by bisection in
+// a few dozen legality checks, not one per width (a linear search ran for minutes).
+TEST(Plan, a_dependence_far_longer_than_the_space_plans_at_once) {
+  PlanRequest req;
+  req.size = Index{64, 64};
+  req.deps = deps_of("1685028810,11");
+  req.nodes = 2;
+  req.cpus = 2;
+  req.tile_height = 15137225;
+  auto p = Plan::make(req);  // (the linear search never returned within the test's timeout)
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  // Along dimension 1 the height; along 0 one tile past the component 1685028810.
+  EXPECT_EQ(p->tiling().tile_extents(), (Index{1685028811, 15137225}));
+}
+
 TEST(Transformation, make_refuses_non_unimodular_matrices) {
   EXPECT_FALSE(Transformation::make({{2, 0}, {0, 1}}));
   EXPECT_FALSE(Transformation::make({{1, 0, 0}, {0, 1, 0}}));
