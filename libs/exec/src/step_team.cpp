@@ -280,8 +280,9 @@ void run_steps(int threads, Index steps, const std::function<void(int thread, In
     // A body that runs a team of its own on thread 0 gets a team for that call alone.
     std::optional<Team> nested;
     Team& team = this_threads_team.busy() ? nested.emplace() : this_threads_team;
-    team.grow(threads - 1, threads, park_spin(wait));  // throws before any step runs
-    team.run(work, threads, park_spin(wait));
+    const auto spin = park_spin(wait);
+    team.grow(threads - 1, threads, spin);  // throws before any step runs
+    team.run(work, threads, spin);
   }
   if (first) std::rethrow_exception(first);
 }

@@ -76,6 +76,20 @@ TEST(StepTeamFaults, the_team_starts_once_and_serves_every_later_call) {
   });
 }
 
+// A body on thread 0 that runs a team of its own while its team is busy: a team for that call.
+TEST(StepTeamFaults, a_nested_team_on_thread_0_runs_beside_the_busy_one) {
+  on_a_new_owner([] {
+    std::atomic<int> outer{0}, inner{0};
+    run_steps(2, 2, [&](int t, Index) {
+      outer.fetch_add(1, std::memory_order_relaxed);
+      if (t == 0)
+        run_steps(2, 3, [&](int, Index) { inner.fetch_add(1, std::memory_order_relaxed); });
+    });
+    EXPECT_EQ(outer.load(), 4);
+    EXPECT_EQ(inner.load(), 12);
+  });
+}
+
 TEST(StepTeamFaults, warm_team_starts_the_threads_of_the_next_call) {
   on_a_new_owner([] {
     warm_team(2);
